@@ -1,0 +1,123 @@
+"""Evaluation results: records per episode, console table, JSON/CSV files, Fig. 6 plot."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from rearrange.eval.stats import stage_success_with_ci
+
+RESULT_SCHEMA = 1
+
+
+class ReportError(ValueError):
+    """A results file that cannot be read."""
+
+
+@dataclass
+class EpisodeRecord:
+    episode_id: str
+    stages_completed: int  # interactions completed in plan order before the first failure
+    success: bool  # all goals satisfied at the end
+    steps: int
+    failed_skill: str = ""  # the plan step that failed, "" on success
+    failure_reason: str = ""
+
+
+@dataclass
+class EvalResult:
+    scenario: str
+    label: str  # e.g. "TP-SRL (oracle)" or "TP-SRL(NoNav)"
+    stage_names: list[str]
+    episodes: list[EpisodeRecord] = field(default_factory=list)
+    config: dict = field(default_factory=dict)
+
+    def stage_rows(self, seed: int = 0) -> list[tuple[float, float, float]]:
+        reached = [e.stages_completed for e in self.episodes]
+        return stage_success_with_ci(reached, len(self.stage_names), seed=seed)
+
+    @property
+    def full_success(self) -> float:
+        if not self.episodes:
+            return 0.0
+        return sum(e.success for e in self.episodes) / len(self.episodes)
+
+
+def format_table(result: EvalResult) -> str:
+    lines = [
+        f"{result.scenario} — {result.label} — {len(result.episodes)} episodes",
+        f"{'stage':<12} {'success':>8}   95% CI",
+    ]
+    for name, (mean, low, high) in zip(result.stage_names, result.stage_rows()):
+        lines.append(f"{name:<12} {mean:>8.1%}   [{low:.1%}, {high:.1%}]")
+    lines.append(f"{'full task':<12} {result.full_success:>8.1%}")
+    return "\n".join(lines)
+
+
+def write_json(result: EvalResult, path: Path) -> None:
+    rows = result.stage_rows()
+    payload = {
+        "schema": RESULT_SCHEMA,
+        "scenario": result.scenario,
+        "label": result.label,
+        "stage_names": result.stage_names,
+        "stage_success": [{"mean": m, "ci_low": lo, "ci_high": hi} for m, lo, hi in rows],
+        "full_success": result.full_success,
+        "config": result.config,
+        "episodes": [asdict(e) for e in result.episodes],
+    }
+    Path(path).write_text(json.dumps(payload, indent=2))
+
+
+def read_json(path: Path) -> EvalResult:
+    path = Path(path)
+    try:
+        payload = json.loads(path.read_text())
+        if payload.get("schema") != RESULT_SCHEMA:
+            raise ReportError(f"{path}: schema {payload.get('schema')!r}, expected {RESULT_SCHEMA}")
+        return EvalResult(
+            scenario=payload["scenario"],
+            label=payload["label"],
+            stage_names=list(payload["stage_names"]),
+            episodes=[EpisodeRecord(**e) for e in payload["episodes"]],
+            config=payload.get("config", {}),
+        )
+    except FileNotFoundError:
+        raise ReportError(f"results file {path} does not exist") from None
+    except (json.JSONDecodeError, KeyError, TypeError) as err:
+        raise ReportError(f"results file {path} is not a rearrange.eval result ({err})") from None
+
+
+def write_csv(result: EvalResult, path: Path) -> None:
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["scenario", "label", "stage", "success", "ci_low", "ci_high"])
+        for name, (mean, low, high) in zip(result.stage_names, result.stage_rows()):
+            writer.writerow([result.scenario, result.label, name, mean, low, high])
+        writer.writerow([result.scenario, result.label, "full_task", result.full_success, "", ""])
+
+
+def plot_results(results: list[EvalResult], path: Path) -> None:
+    """Success vs interaction, one line per run, with CI bands (the paper's Fig. 6)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for result in results:
+        rows = result.stage_rows()
+        xs = range(len(rows))
+        ax.plot(xs, [r[0] for r in rows], marker="o", label=result.label)
+        ax.fill_between(xs, [r[1] for r in rows], [r[2] for r in rows], alpha=0.2)
+    names = results[0].stage_names if results else []
+    ax.set_xticks(range(len(names)), names, rotation=30)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("success")
+    ax.set_title(results[0].scenario if results else "")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -1,0 +1,62 @@
+import csv
+
+import numpy as np
+import pytest
+
+from rearrange.eval.report import (
+    EpisodeRecord,
+    EvalResult,
+    ReportError,
+    format_table,
+    plot_results,
+    read_json,
+    write_csv,
+    write_json,
+)
+from rearrange.eval.stats import bootstrap_ci, stage_success
+
+
+def test_stage_success_counts_episodes_reaching_each_stage():
+    # 4 episodes reached 0, 1, 3, 4 of 4 stages.
+    np.testing.assert_allclose(stage_success([0, 1, 3, 4], 4), [0.75, 0.5, 0.5, 0.25])
+
+
+def test_bootstrap_ci_brackets_mean_and_degenerates_on_constant():
+    assert bootstrap_ci(np.ones(20)) == (1.0, 1.0)
+    low, high = bootstrap_ci(np.array([0, 1] * 50))
+    assert low < 0.5 < high
+    assert 0.35 < low and high < 0.65
+
+
+def _result():
+    eps = [
+        EpisodeRecord("a", 2, True, 100),
+        EpisodeRecord("b", 1, False, 3000, "place", "step limit"),
+    ]
+    return EvalResult("tidy_house", "TP-SRL (oracle)", ["pick 1", "place 1"], eps)
+
+
+def test_json_round_trip_and_csv(tmp_path):
+    result = _result()
+    write_json(result, tmp_path / "r.json")
+    back = read_json(tmp_path / "r.json")
+    assert back.episodes == result.episodes and back.stage_names == result.stage_names
+    write_csv(result, tmp_path / "r.csv")
+    rows = list(csv.reader(open(tmp_path / "r.csv")))
+    assert rows[1][2:4] == ["pick 1", "1.0"]
+    assert rows[2][2:4] == ["place 1", "0.5"]
+    assert rows[3][2:4] == ["full_task", "0.5"]
+    assert "full task" in format_table(result)
+
+
+def test_corrupt_results_file_is_one_line_error(tmp_path):
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ReportError, match="bad.json"):
+        read_json(tmp_path / "bad.json")
+    with pytest.raises(ReportError, match="does not exist"):
+        read_json(tmp_path / "missing.json")
+
+
+def test_plot_writes_png(tmp_path):
+    plot_results([_result(), _result()], tmp_path / "fig.png")
+    assert (tmp_path / "fig.png").read_bytes()[:4] == b"\x89PNG"
