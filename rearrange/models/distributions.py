@@ -1,0 +1,55 @@
+"""Independent (diagonal) Gaussian action distribution with a state-independent log-std."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+class DiagGaussian:
+    """N(mean, exp(log_std)^2) per action dimension; log-prob and entropy summed over dims."""
+
+    def __init__(self, mean: torch.Tensor, log_std: torch.Tensor) -> None:
+        self.mean = mean
+        self.log_std = log_std.expand_as(mean)
+
+    def sample(self) -> torch.Tensor:
+        return self.mean + torch.randn_like(self.mean) * self.log_std.exp()
+
+    def mode(self) -> torch.Tensor:
+        return self.mean
+
+    def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
+        z = (actions - self.mean) * torch.exp(-self.log_std)
+        return (-0.5 * z.pow(2) - self.log_std - _HALF_LOG_2PI).sum(dim=-1)
+
+    def entropy(self) -> torch.Tensor:
+        # 0.5 * log(2 pi e sigma^2) per dimension.
+        return (self.log_std + 0.5 + _HALF_LOG_2PI).sum(dim=-1)
+
+
+class GaussianHead(nn.Module):
+    """Linear action mean + learned, clamped, state-independent log-std."""
+
+    def __init__(
+        self,
+        in_size: int,
+        action_dim: int,
+        log_std_init: float,
+        log_std_bounds: tuple[float, float],
+        mean_init_gain: float,
+    ) -> None:
+        super().__init__()
+        self.mean = nn.Linear(in_size, action_dim)
+        nn.init.orthogonal_(self.mean.weight, gain=mean_init_gain)
+        nn.init.zeros_(self.mean.bias)
+        self.log_std = nn.Parameter(torch.full((action_dim,), float(log_std_init)))
+        self.log_std_bounds = log_std_bounds
+
+    def forward(self, features: torch.Tensor) -> DiagGaussian:
+        log_std = self.log_std.clamp(*self.log_std_bounds)
+        return DiagGaussian(self.mean(features), log_std)

@@ -1,0 +1,204 @@
+"""The skill policy: encoder + previous-action embedding -> LSTM -> Gaussian actions, value.
+
+Implements docs/CONTRACTS.md §5. The recurrent state is one tensor [B, R, H] with
+R = 2 * rnn_layers: rows [0, L) are the LSTM h of each layer, rows [L, 2L) its c. Keeping the
+batch first lets rollout storage index and copy it like any other per-step tensor.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import torch
+from gymnasium import spaces
+from torch import nn
+from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
+
+from rearrange.models.config import ModelConfig, ModelConfigError
+from rearrange.models.distributions import DiagGaussian, GaussianHead
+from rearrange.models.encoders import build_encoder, check_observation_keys, split_observation_space
+from rearrange.models.registry import register_policy
+
+Obs = Mapping[str, torch.Tensor]
+
+
+def _check_action_space(action_space: spaces.Space) -> int:
+    if not isinstance(action_space, spaces.Box) or len(action_space.shape) != 1:
+        raise ModelConfigError(
+            f"action_space must be a 1-D gymnasium.spaces.Box, got {action_space}; "
+            "the policy outputs one continuous vector per step"
+        )
+    return int(action_space.shape[0])
+
+
+def _init_weights(module: nn.Module) -> None:
+    """Kaiming for convs (ReLU nets), orthogonal for linear/LSTM weights, zero biases."""
+    for m in module.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+        elif isinstance(m, nn.Linear):
+            nn.init.orthogonal_(m.weight, gain=math.sqrt(2.0))
+        elif isinstance(m, nn.LSTM):
+            for name, p in m.named_parameters():
+                if "weight" in name:
+                    nn.init.orthogonal_(p)
+        else:
+            continue
+        for name, p in m.named_parameters(recurse=False):
+            if "bias" in name:
+                nn.init.zeros_(p)
+
+
+@register_policy("recurrent_gaussian")
+class RecurrentGaussianPolicy(nn.Module):
+    """Actor-critic of the VER paper: [visual embedding, proprioception, prev action] -> LSTM."""
+
+    def __init__(
+        self, observation_space: spaces.Dict, action_space: spaces.Box, config: ModelConfig
+    ) -> None:
+        super().__init__()
+        self.config = config.validate()
+        self.action_dim = _check_action_space(action_space)
+        self.layout = split_observation_space(observation_space, config)
+        self.encoder = build_encoder(self.layout, config)
+        self.prev_action_embedding = nn.Linear(self.action_dim, config.prev_action_embedding_size)
+        rnn_in = self.encoder.output_size + config.prev_action_embedding_size
+        self.rnn = nn.LSTM(rnn_in, config.rnn_hidden_size, config.rnn_layers)
+        self.critic = nn.Linear(config.rnn_hidden_size, 1)
+        _init_weights(self)  # before the heads' own init, which must not be overwritten
+        nn.init.orthogonal_(self.critic.weight, gain=1.0)
+        nn.init.orthogonal_(self.prev_action_embedding.weight, gain=1.0)
+        self.action_head = GaussianHead(
+            config.rnn_hidden_size,
+            self.action_dim,
+            config.action_log_std_init,
+            (config.action_log_std_min, config.action_log_std_max),
+            config.action_mean_init_gain,
+        )
+        self.rnn_layers = config.rnn_layers
+        self.num_recurrent_layers = 2 * config.rnn_layers
+        self.hidden_size = config.rnn_hidden_size
+
+    # --- recurrent-state layout -------------------------------------------------------------
+    def initial_hidden(self, batch: int, device: torch.device | str | None = None) -> torch.Tensor:
+        """Zero recurrent state [batch, R, H]."""
+        device = device if device is not None else self.critic.weight.device
+        return torch.zeros(batch, self.num_recurrent_layers, self.hidden_size, device=device)
+
+    def _to_lstm(self, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        layers_first = hidden.transpose(0, 1)  # [R, B, H]
+        n = self.rnn_layers
+        return layers_first[:n].contiguous(), layers_first[n:].contiguous()
+
+    def _from_lstm(self, h: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        return torch.cat([h, c], dim=0).transpose(0, 1).contiguous()
+
+    def _check_hidden(self, hidden: torch.Tensor, batch: int, what: str) -> None:
+        expected = (batch, self.num_recurrent_layers, self.hidden_size)
+        if tuple(hidden.shape) != expected:
+            raise ValueError(
+                f"{what} has shape {tuple(hidden.shape)}, expected {expected} "
+                "([batch, 2 * rnn_layers, rnn_hidden_size]); use policy.initial_hidden(batch)"
+            )
+
+    # --- shared pieces ----------------------------------------------------------------------
+    def _features(self, obs: Obs, prev_action: torch.Tensor) -> torch.Tensor:
+        check_observation_keys(obs, self.layout)
+        embedded = self.prev_action_embedding(prev_action.float())
+        return torch.cat([self.encoder(obs), embedded], dim=1)
+
+    def _single_step(
+        self, obs: Obs, hidden: torch.Tensor, prev_action: torch.Tensor, not_done: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """One LSTM step for a batch; resets state where not_done is False."""
+        self._check_hidden(hidden, prev_action.shape[0], "hidden")
+        keep = not_done.reshape(-1).to(hidden.dtype)
+        hidden = hidden * keep.view(-1, 1, 1)
+        prev_action = prev_action * keep.view(-1, 1).to(prev_action.dtype)
+        x = self._features(obs, prev_action)
+        out, (h, c) = self.rnn(x.unsqueeze(0), self._to_lstm(hidden))
+        return out.squeeze(0), self._from_lstm(h, c)
+
+    def _run_sequences(
+        self, x: torch.Tensor, hidden: torch.Tensor, seq_lengths: torch.Tensor
+    ) -> torch.Tensor:
+        """LSTM over K contiguous sequences laid end to end in x [S, F]; returns [S, H]."""
+        lengths = seq_lengths.detach().to("cpu", torch.long)
+        packed = pack_sequence(list(torch.split(x, lengths.tolist())), enforce_sorted=False)
+        # With enforce_sorted=False the LSTM permutes hx itself and pad_packed_sequence restores
+        # the original sequence order, so hidden[k] stays matched to sequence k.
+        out, _ = self.rnn(packed, self._to_lstm(hidden))
+        padded, _ = pad_packed_sequence(out, batch_first=True)  # [K, T_max, H]
+        valid = torch.arange(padded.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)
+        return padded[valid.to(padded.device)]  # row-major: sequence after sequence, in time
+
+    def _check_sequences(self, steps: int, hidden: torch.Tensor, seq_lengths: torch.Tensor) -> None:
+        if seq_lengths.dim() != 1 or seq_lengths.numel() != hidden.shape[0]:
+            raise ValueError(
+                f"seq_lengths must be 1-D with one entry per hidden state (K={hidden.shape[0]}), "
+                f"got shape {tuple(seq_lengths.shape)}"
+            )
+        self._check_hidden(hidden, hidden.shape[0], "hidden")
+        total = int(seq_lengths.sum())
+        if total != steps or bool((seq_lengths <= 0).any()):
+            raise ValueError(
+                f"seq_lengths {seq_lengths.tolist()} must be positive and sum to the {steps} "
+                "steps in the batch"
+            )
+
+    # --- contract §5 ------------------------------------------------------------------------
+    def distribution(self, rnn_out: torch.Tensor) -> DiagGaussian:
+        return self.action_head(rnn_out)
+
+    @torch.no_grad()
+    def get_value(
+        self, obs: Obs, hidden: torch.Tensor, prev_action: torch.Tensor, not_done: torch.Tensor
+    ) -> torch.Tensor:
+        """Value [B] of the current step (e.g. for bootstrapping the last return)."""
+        out, _ = self._single_step(obs, hidden, prev_action, not_done)
+        return self.critic(out).squeeze(-1)
+
+    def act(
+        self,
+        obs: Obs,
+        hidden: torch.Tensor,
+        prev_action: torch.Tensor,
+        not_done: torch.Tensor,
+        deterministic: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(value[B], action[B, A], log_prob[B], hidden_out[B, R, H]); unclipped actions."""
+        out, hidden_out = self._single_step(obs, hidden, prev_action, not_done)
+        dist = self.distribution(out)
+        action = dist.mode() if deterministic else dist.sample()
+        return self.critic(out).squeeze(-1), action, dist.log_prob(action), hidden_out
+
+    def evaluate_actions(
+        self,
+        obs: Obs,
+        hidden: torch.Tensor,
+        prev_actions: torch.Tensor,
+        actions: torch.Tensor,
+        seq_lengths: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(values[S], log_probs[S], entropy[S]) over K sequences of one episode each.
+
+        The encoder runs on all S steps as one batch; only the LSTM sees the sequences.
+        """
+        steps = actions.shape[0]
+        self._check_sequences(steps, hidden, seq_lengths)
+        x = self._features(obs, prev_actions)
+        out = self._run_sequences(x, hidden, seq_lengths)
+        dist = self.distribution(out)
+        return self.critic(out).squeeze(-1), dist.log_prob(actions), dist.entropy()
+
+    def forward(
+        self,
+        obs: Obs,
+        hidden: torch.Tensor,
+        prev_actions: torch.Tensor,
+        actions: torch.Tensor,
+        seq_lengths: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """evaluate_actions, so a DistributedDataParallel wrapper syncs the learner's grads."""
+        return self.evaluate_actions(obs, hidden, prev_actions, actions, seq_lengths)
