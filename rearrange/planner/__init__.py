@@ -1,0 +1,30 @@
+"""PDDL task planning for TP-SRL: domain, per-episode problems, BFS search, skill plans."""
+
+from rearrange.planner.plan import (
+    SKILLS,
+    PlanStep,
+    Stage,
+    add_nav_after_open_cab,
+    format_plan,
+    make_plan,
+    plan_stages,
+    remove_nav,
+    stage_names,
+)
+from rearrange.planner.problem import build_problem, domain_file
+from rearrange.planner.search import PlanningError
+
+__all__ = [
+    "SKILLS",
+    "PlanStep",
+    "PlanningError",
+    "Stage",
+    "add_nav_after_open_cab",
+    "build_problem",
+    "domain_file",
+    "format_plan",
+    "make_plan",
+    "plan_stages",
+    "remove_nav",
+    "stage_names",
+]
