@@ -1,0 +1,77 @@
+"""Configuration of the embedded MuJoCo simulator."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class SimConfig:
+    # --- sensors -------------------------------------------------------------------------
+    depth_width: int = 128
+    """Head depth camera width (pixels); the VER paper uses 128x128."""
+    depth_height: int = 128
+    """Head depth camera height (pixels)."""
+    rgb_width: int = 128
+    """Head RGB camera width (pixels)."""
+    rgb_height: int = 128
+    """Head RGB camera height (pixels)."""
+    camera_near: float = 0.05
+    """Near clip plane of every camera (m)."""
+    camera_far: float = 10.0
+    """Far clip plane (m); depth is clipped to [0, camera_far]."""
+    head_fovy: float = 90.0
+    """Vertical field of view of the head camera (degrees; Habitat's head camera is 90)."""
+    head_tilt: float = 0.5
+    """Fixed head tilt (rad, positive looks down) so the camera sees both floor ahead and
+    the surfaces the arm reaches."""
+    torso_lift: float = 0.2
+    """Fixed torso lift (m, Fetch range 0.0386..0.3861); higher reaches the fridge shelf."""
+    # --- physics -------------------------------------------------------------------------
+    physics_dt: float = 1.0 / 120.0
+    """Physics time step (s): 120 Hz as in Habitat 2.0."""
+    substeps: int = 4
+    """Physics steps per policy step (policy runs at 30 Hz)."""
+    # --- control -------------------------------------------------------------------------
+    arm_delta_scale: float = 0.0125
+    """Arm action in [-1, 1] times this is the joint target change per policy step (rad)."""
+    base_max_linear: float = 1.0
+    """Base forward speed at action 1.0 (m/s)."""
+    base_max_angular: float = 1.5
+    """Base turning speed at action 1.0 (rad/s)."""
+    robot_radius: float = 0.3
+    """Radius of the base footprint used for the 2-D collision check against the layout (m)."""
+    base_slide: bool = True
+    """When a base move collides, try its x-only and y-only parts so the robot slides along
+    walls instead of sticking (Habitat's `allow_dyn_slide`)."""
+    # --- suction gripper -----------------------------------------------------------------
+    grasp_threshold: float = 0.02
+    """An object (or handle) grasps only if its surface is within this distance of the
+    gripper fingers (m): suction on contact."""
+    grasp_violation_dist: float = 0.2
+    """The hold counts as violated (and is released) when the held body's anchor is pulled
+    farther than this from the gripper (m)."""
+    # --- rendering -----------------------------------------------------------------------
+    third_person_width: int = 640
+    """Default width of `render_third_person` frames."""
+    third_person_height: int = 480
+    """Default height of `render_third_person` frames."""
+    object_damping: float = 0.002
+    """Linear damping of free objects (keeps resting objects from creeping)."""
+
+    def __post_init__(self) -> None:
+        for name in ("depth_width", "depth_height", "rgb_width", "rgb_height", "substeps"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"SimConfig.{name} must be >= 1, got {getattr(self, name)}")
+        if not 0 < self.camera_near < self.camera_far:
+            raise ValueError(
+                f"SimConfig needs 0 < camera_near < camera_far, got {self.camera_near}, "
+                f"{self.camera_far}"
+            )
+        if self.physics_dt <= 0:
+            raise ValueError(f"SimConfig.physics_dt must be > 0, got {self.physics_dt}")
+
+    @property
+    def policy_dt(self) -> float:
+        """Seconds per policy step."""
+        return self.physics_dt * self.substeps

@@ -1,0 +1,129 @@
+"""Suction gripper: a weld equality per graspable body, switched on only on contact.
+
+MuJoCo's weld error is computed as: anchor (eq_data[0:3], body2 frame) must coincide with
+body1 pos + R1 @ relpos (eq_data[3:6]); body2 orientation must equal q1 * relquat
+(eq_data[6:10]); eq_data[10] scales the angular error. We fill relpos/relquat from the
+current poses at grasp time so the weld holds the body where it is instead of snapping it
+to the model's initial offset (DESIGN §6). Handle grasps use torquescale 0: the gripper
+holds the handle point, the door/drawer keeps its own joint rotation.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from rearrange.sim.config import SimConfig
+from rearrange.sim.scene_builder import SceneIndex
+
+
+def _quat_conj(q: np.ndarray) -> np.ndarray:
+    return np.array([q[0], -q[1], -q[2], -q[3]])
+
+
+class SuctionGripper:
+    def __init__(
+        self, model: mujoco.MjModel, data: mujoco.MjData, index: SceneIndex, config: SimConfig
+    ) -> None:
+        self.m, self.d, self.idx, self.cfg = model, data, index, config
+        self.held_object: int | None = None
+        self.held_articulation: str | None = None
+        self._eq: int | None = None
+        self._body2: int = -1
+        self._anchor = np.zeros(3)
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def holding(self) -> bool:
+        return self._eq is not None
+
+    def _surface_dist(self, geom: int, limit: float) -> float:
+        """Smallest distance between the gripper geoms and `geom` (capped at `limit`)."""
+        best = limit
+        for g in self.idx.gripper_geoms:
+            best = min(best, mujoco.mj_geomDistance(self.m, self.d, int(g), geom, limit, None))
+        return best
+
+    def candidates(self) -> tuple[int | None, str | None]:
+        """The object (or articulation handle) the gripper touches, if any."""
+        ee = self.d.site_xpos[self.idx.ee_site]
+        limit = self.cfg.grasp_threshold + 1e-3
+        best, best_obj, best_art = limit, None, None
+        for i, body in enumerate(self.idx.obj_bodies):
+            if np.linalg.norm(self.d.xpos[body] - ee) > 0.35:
+                continue  # far away: skip the exact distance query
+            dist = self._surface_dist(int(self.idx.obj_geoms[i]), limit)
+            if dist < best:
+                best, best_obj = dist, i
+        for name, geom in self.idx.art_handle_geom.items():
+            if np.linalg.norm(self.d.geom_xpos[geom] - ee) > 0.35:
+                continue
+            dist = self._surface_dist(geom, limit)
+            if dist < best:
+                best, best_obj, best_art = dist, None, name
+        if best > self.cfg.grasp_threshold:
+            return None, None
+        return best_obj, best_art
+
+    # ------------------------------------------------------------------ actions
+    def try_grasp(self) -> bool:
+        """Grasp whatever is in contact; returns True if now holding something."""
+        if self.holding:
+            return True
+        obj, art = self.candidates()
+        if obj is not None:
+            self._activate(int(self.idx.obj_eq[obj]), int(self.idx.obj_bodies[obj]), None, 1.0)
+            self.held_object = obj
+        elif art is not None:
+            site = self.idx.art_handle_site[art]
+            self._activate(
+                self.idx.art_eq[art], self.idx.art_body[art], self.m.site_pos[site].copy(), 0.0
+            )
+            self.held_articulation = art
+        return self.holding
+
+    def grasp_object_now(self, obj: int) -> None:
+        """Weld `obj` where it is, without the contact test (episode start 'holding')."""
+        self.release()
+        self._activate(int(self.idx.obj_eq[obj]), int(self.idx.obj_bodies[obj]), None, 1.0)
+        self.held_object = obj
+
+    def _activate(self, eq: int, body2: int, anchor: np.ndarray | None, torquescale: float) -> None:
+        d, b1 = self.d, self.idx.gripper_body
+        anchor = np.zeros(3) if anchor is None else anchor
+        anchor_world = d.xpos[body2] + d.xmat[body2].reshape(3, 3) @ anchor
+        r1 = d.xmat[b1].reshape(3, 3)
+        relpos = r1.T @ (anchor_world - d.xpos[b1])
+        relquat = np.zeros(4)
+        mujoco.mju_mulQuat(relquat, _quat_conj(d.xquat[b1]), d.xquat[body2])
+        eq_data = self.m.eq_data[eq]
+        eq_data[0:3] = anchor
+        eq_data[3:6] = relpos
+        eq_data[6:10] = relquat
+        eq_data[10] = torquescale
+        d.eq_active[eq] = 1
+        self._eq, self._body2, self._anchor = eq, body2, anchor
+
+    def release(self) -> None:
+        if self._eq is not None:
+            self.d.eq_active[self._eq] = 0
+        self._eq, self._body2 = None, -1
+        self.held_object = None
+        self.held_articulation = None
+
+    def hold_error(self) -> float:
+        """Distance between where the weld wants the held anchor and where it is (m)."""
+        if self._eq is None:
+            return 0.0
+        d, b1 = self.d, self.idx.gripper_body
+        relpos = self.m.eq_data[self._eq][3:6]
+        want = d.xpos[b1] + d.xmat[b1].reshape(3, 3) @ relpos
+        have = d.xpos[self._body2] + d.xmat[self._body2].reshape(3, 3) @ self._anchor
+        return float(np.linalg.norm(want - have))
+
+    def check_violation(self) -> bool:
+        """Release and report True when the hold was pulled apart beyond the threshold."""
+        if self._eq is not None and self.hold_error() > self.cfg.grasp_violation_dist:
+            self.release()
+            return True
+        return False

@@ -1,0 +1,166 @@
+"""Third-person rendering with evaluation overlays (white boxes, ghosts, spheres, text)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import mujoco
+import numpy as np
+
+from rearrange.sim.objects import OBJECT_TYPES
+
+_SHAPES = {
+    "box": mujoco.mjtGeom.mjGEOM_BOX,
+    "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
+    "sphere": mujoco.mjtGeom.mjGEOM_SPHERE,
+}
+
+
+@dataclass
+class Overlays:
+    """What to draw on top of a third-person frame."""
+
+    boxes: list[int] = field(default_factory=list)
+    """Object indices drawn inside white wireframe boxes (objects to pick)."""
+    ghosts: list[tuple[int, tuple[float, float, float]]] = field(default_factory=list)
+    """(object index, goal position): a translucent copy of the object at its goal."""
+    spheres: list[tuple[float, float]] = field(default_factory=list)
+    """(x, y): grey spheres on the floor (where navigation was trained to go)."""
+    text: list[str] = field(default_factory=list)
+    """Lines written in the top-left corner."""
+
+
+@dataclass
+class CameraView:
+    """A free camera: looks at `lookat` from `distance`, `azimuth`/`elevation` in degrees."""
+
+    lookat: tuple[float, float, float]
+    distance: float
+    azimuth: float
+    elevation: float
+
+
+def follow_view(sim) -> CameraView:
+    """Behind and above the robot, high enough to see over the 2.5 m walls."""
+    x, y, yaw = sim.base_pose()
+    return CameraView((x, y, 0.6), 3.6, math.degrees(yaw), -55.0)
+
+
+def top_view(layout) -> CameraView:
+    """Whole apartment from above."""
+    x0, y0, x1, y1 = layout.bounds
+    span = max(x1 - x0, (y1 - y0) * 1.4)
+    return CameraView(((x0 + x1) / 2, (y0 + y1) / 2, 0.0), 0.95 * span, 90.0, -89.9)
+
+
+def _camera(view: CameraView) -> mujoco.MjvCamera:
+    cam = mujoco.MjvCamera()
+    cam.type = mujoco.mjtCamera.mjCAMERA_FREE
+    cam.lookat[:] = view.lookat
+    cam.distance, cam.azimuth, cam.elevation = view.distance, view.azimuth, view.elevation
+    return cam
+
+
+def _next_geom(scene: mujoco.MjvScene):
+    if scene.ngeom >= scene.maxgeom:
+        return None  # scene full: skip the overlay rather than fail the frame
+    g = scene.geoms[scene.ngeom]
+    scene.ngeom += 1
+    return g
+
+
+def _add(scene, gtype, size, pos, mat, rgba) -> None:
+    g = _next_geom(scene)
+    if g is not None:
+        mujoco.mjv_initGeom(
+            g,
+            gtype,
+            np.asarray(size, np.float64),
+            np.asarray(pos, np.float64),
+            np.asarray(mat, np.float64).reshape(9),
+            np.asarray(rgba, np.float32),
+        )
+
+
+def _wire_box(scene, center, half, mat, rgba=(1, 1, 1, 1), width=0.006) -> None:
+    """12 thin capsules along the edges of an oriented box."""
+    corners = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+    world = center + (corners * half) @ mat.T
+    for a in range(8):
+        for b in range(a + 1, 8):
+            if np.sum(corners[a] != corners[b]) != 1:
+                continue
+            g = _next_geom(scene)
+            if g is None:
+                return
+            mujoco.mjv_initGeom(
+                g,
+                mujoco.mjtGeom.mjGEOM_CAPSULE,
+                np.zeros(3),
+                np.zeros(3),
+                np.eye(3).reshape(9),
+                np.asarray(rgba, np.float32),
+            )
+            mujoco.mjv_connector(g, mujoco.mjtGeom.mjGEOM_CAPSULE, width, world[a], world[b])
+
+
+def _obj_half_extent(obj_type) -> np.ndarray:
+    s = obj_type.size
+    if obj_type.shape == "box":
+        return np.array(s[:3])
+    if obj_type.shape == "cylinder":
+        return np.array([s[0], s[0], s[1]])
+    return np.array([s[0]] * 3)
+
+
+def add_overlays(sim, scene: mujoco.MjvScene, ov: Overlays) -> None:
+    d = sim.data
+    for i in ov.boxes:
+        body = sim.idx.obj_bodies[i]
+        t = OBJECT_TYPES[sim.episode.objects[i].obj_type]
+        _wire_box(scene, d.xpos[body], _obj_half_extent(t) + 0.02, d.xmat[body].reshape(3, 3))
+    for i, goal in ov.ghosts:
+        t = OBJECT_TYPES[sim.episode.objects[i].obj_type]
+        size = list(t.size) + [0.0] * (3 - len(t.size))
+        rgba = (t.rgba[0], t.rgba[1], t.rgba[2], 0.35)
+        _add(scene, _SHAPES[t.shape], size, goal, np.eye(3), rgba)
+    for x, y in ov.spheres:
+        _add(
+            scene,
+            mujoco.mjtGeom.mjGEOM_SPHERE,
+            (0.12, 0, 0),
+            (x, y, 0.12),
+            np.eye(3),
+            (0.5, 0.5, 0.5, 0.8),
+        )
+
+
+def draw_text(img: np.ndarray, lines: list[str]) -> np.ndarray:
+    """Write lines in the top-left corner (PIL's built-in bitmap font, on a dark band)."""
+    if not lines:
+        return img
+    from PIL import Image, ImageDraw
+
+    pil = Image.fromarray(img)
+    draw = ImageDraw.Draw(pil)
+    draw.rectangle([0, 0, 8 + 7 * max(len(s) for s in lines), 6 + 14 * len(lines)], fill=(0, 0, 0))
+    for k, line in enumerate(lines):
+        draw.text((4, 3 + 14 * k), line, fill=(255, 255, 255))
+    return np.asarray(pil).copy()
+
+
+def render_view(
+    sim, renderer: mujoco.Renderer, view: CameraView, overlays: Overlays | None = None
+) -> np.ndarray:
+    renderer.update_scene(sim.data, camera=_camera(view), scene_option=sim.third_person_vopt)
+    if overlays is not None:
+        add_overlays(sim, renderer.scene, overlays)
+    img = renderer.render().copy()
+    if overlays is not None:
+        img = draw_text(img, overlays.text)
+    return img
+
+
+def render_third_person(sim, renderer: mujoco.Renderer, overlays: Overlays | None = None):
+    return render_view(sim, renderer, follow_view(sim), overlays)

@@ -1,0 +1,399 @@
+"""`RearrangeSim`: the embedded MuJoCo world (docs/CONTRACTS.md §2).
+
+Control model (why): the robot is driven kinematically. Each physics substep sets the base
+(x, y, yaw) and the arm joints to a linear interpolation towards the policy step's target
+and sets their velocities to match, so contacts push objects realistically while the robot
+tracks its commands exactly (as Habitat 2.0's kinematic Fetch). The base cannot enter walls
+or furniture: moves are checked against the layout's 2-D footprints (circle vs boxes).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import mujoco
+import numpy as np
+
+from rearrange.sim import robot as R
+from rearrange.sim.apartment import generate_layout
+from rearrange.sim.config import SimConfig
+from rearrange.sim.episode_types import SPLITS, Episode
+from rearrange.sim.grasp import SuctionGripper
+from rearrange.sim.layout_types import Layout
+from rearrange.sim.objects import OBJECT_TYPES
+from rearrange.sim.scene_builder import SceneIndex, build_model
+
+_CHEAP_FLAGS = (
+    mujoco.mjtRndFlag.mjRND_SHADOW,
+    mujoco.mjtRndFlag.mjRND_REFLECTION,
+    mujoco.mjtRndFlag.mjRND_SKYBOX,
+    mujoco.mjtRndFlag.mjRND_FOG,
+    mujoco.mjtRndFlag.mjRND_HAZE,
+)
+
+
+class Footprints:
+    """Walls and furniture as oriented 2-D boxes, for the base collision check."""
+
+    def __init__(self, layout: Layout) -> None:
+        boxes = [
+            (w.center[0], w.center[1], w.half_size[0], w.half_size[1], w.yaw) for w in layout.walls
+        ]
+        boxes += [
+            (f.center[0], f.center[1], f.half_size[0], f.half_size[1], f.front_yaw)
+            for f in layout.furniture
+        ]
+        b = np.array(boxes, dtype=np.float64)
+        self.center, self.half = b[:, :2], b[:, 2:4]
+        self.cos, self.sin = np.cos(b[:, 4]), np.sin(b[:, 4])
+
+    def collides(self, x: float, y: float, radius: float) -> bool:
+        dx, dy = x - self.center[:, 0], y - self.center[:, 1]
+        lx = np.abs(self.cos * dx + self.sin * dy)  # point in each box's frame
+        ly = np.abs(-self.sin * dx + self.cos * dy)
+        ox = np.maximum(lx - self.half[:, 0], 0.0)
+        oy = np.maximum(ly - self.half[:, 1], 0.0)
+        return bool(np.any(ox * ox + oy * oy < radius * radius))
+
+
+def _wrap(a: float) -> float:
+    return (a + math.pi) % (2 * math.pi) - math.pi
+
+
+class RearrangeSim:
+    def __init__(self, config: SimConfig | None = None) -> None:
+        self.config = config or SimConfig()
+        self.layout: Layout | None = None
+        self.episode: Episode | None = None
+        self.model: mujoco.MjModel | None = None
+        self.data: mujoco.MjData | None = None
+        self.idx: SceneIndex | None = None
+        self.gripper: SuctionGripper | None = None
+        self._model_key = None
+        self._layouts: dict[tuple[int, str], Layout] = {}
+        self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+        self._navmap = None
+        self.collision_count = 0
+        self.rest_ee_pos_base = np.zeros(3)
+        self.head_vopt = mujoco.MjvOption()  # head camera: hide the robot's own hidden group
+        self.head_vopt.geomgroup[R.HEAD_HIDDEN_GROUP] = 0
+        self.third_person_vopt = mujoco.MjvOption()
+        self.third_person_vopt.geomgroup[R.HEAD_HIDDEN_GROUP] = 1
+
+    # ------------------------------------------------------------------ reset
+    def _check_episode(self, ep: Episode) -> None:
+        if ep.split not in SPLITS:
+            raise ValueError(f"episode {ep.episode_id}: unknown split {ep.split!r}; use {SPLITS}")
+        for o in ep.objects:
+            if o.obj_type not in OBJECT_TYPES:
+                raise ValueError(
+                    f"episode {ep.episode_id}: unknown object type {o.obj_type!r}; "
+                    f"known: {', '.join(sorted(OBJECT_TYPES))}"
+                )
+
+    def _load(self, ep: Episode) -> None:
+        key = (ep.scene_seed, ep.split)
+        if key not in self._layouts:
+            self._layouts = {key: generate_layout(ep.scene_seed, ep.split)}
+        layout = self._layouts[key]
+        types = tuple(o.obj_type for o in ep.objects)
+        model_key = (key, types)
+        if model_key != self._model_key:
+            base_model, self.idx = build_model(layout, types, self.config)
+            self.model = copy.copy(base_model)  # own copy: grasps edit eq_data
+            self.data = mujoco.MjData(self.model)
+            self.close_renderers()
+            self._model_key = model_key
+            self._navmap = None
+        if layout is not self.layout:
+            self._navmap = None
+        self.layout = layout
+        self.footprints = Footprints(layout)
+
+    def reset(self, episode: Episode) -> None:
+        """Build (or reuse) the scene and set robot, objects and articulations."""
+        self._check_episode(episode)
+        self._load(episode)
+        self.episode = episode
+        m, d, idx = self.model, self.data, self.idx
+        mujoco.mj_resetData(m, d)
+        self._set_fixed_joints()
+        x, y, yaw = episode.robot_start
+        d.qpos[idx.base_qpos] = (x, y, _wrap(yaw))
+        d.qpos[idx.arm_qpos] = R.REST_ARM_QPOS
+        self.arm_target = np.array(R.REST_ARM_QPOS, dtype=np.float64)
+        for a in self.layout.articulations:
+            d.qpos[idx.art_qpos[a.name]] = episode.articulations.get(a.name, a.closed)
+        for i, o in enumerate(episode.objects):
+            adr = idx.obj_qpos[i]
+            d.qpos[adr : adr + 3] = o.pos
+            d.qpos[adr + 3 : adr + 7] = o.quat
+        mujoco.mj_forward(m, d)
+        self.rest_ee_pos_base = self.to_base_frame(d.site_xpos[idx.ee_site])
+        self.gripper = SuctionGripper(m, d, idx, self.config)
+        for i in range(m.neq):
+            d.eq_active[i] = 0
+        if "holding" in episode.extras and episode.extras["holding"] is not None:
+            self._start_holding(int(episode.extras["holding"]))
+        self.collision_count = 0
+        self._contact_force = 0.0
+        self._violated = False
+
+    def _set_fixed_joints(self) -> None:
+        q, f, cfg = self.data.qpos, self.idx.fixed_qpos, self.config
+        q[f[R.PREFIX + "torso_lift_joint"]] = cfg.torso_lift
+        q[f[R.PREFIX + "head_tilt_joint"]] = cfg.head_tilt
+
+    def _start_holding(self, obj: int) -> None:
+        """Put object `obj` against the gripper tip and weld it (episode starts holding)."""
+        if not 0 <= obj < self.num_objects:
+            raise ValueError(f"episode extras['holding']={obj} is not an object index")
+        d, idx = self.data, self.idx
+        t = OBJECT_TYPES[self.episode.objects[obj].obj_type]
+        xmat = d.xmat[idx.gripper_body].reshape(3, 3)
+        reach = 0.045 + max(t.size)  # fingertips end ~0.04 m ahead of the gripper origin
+        adr = idx.obj_qpos[obj]
+        d.qpos[adr : adr + 3] = d.xpos[idx.gripper_body] + xmat[:, 0] * reach
+        d.qpos[adr + 3 : adr + 7] = d.xquat[idx.gripper_body]
+        mujoco.mj_forward(self.model, d)
+        self.gripper.grasp_object_now(obj)
+
+    # ------------------------------------------------------------------ step
+    def step(self, arm_delta=None, grip=None, base_vel=None) -> None:
+        """One policy step: apply grip, then `substeps` physics steps towards the targets."""
+        cfg, d, idx = self.config, self.data, self.idx
+        if d is None:
+            raise RuntimeError("RearrangeSim.step called before reset(episode)")
+        arm_start = d.qpos[idx.arm_qpos].copy()
+        if arm_delta is not None:
+            delta = np.clip(np.asarray(arm_delta, dtype=np.float64).reshape(7), -1, 1)
+            self.arm_target = np.clip(
+                self.arm_target + delta * cfg.arm_delta_scale,
+                idx.arm_range[:, 0],
+                idx.arm_range[:, 1],
+            )
+        base_start = d.qpos[idx.base_qpos].copy()
+        base_goal = base_start if base_vel is None else self._base_goal(base_start, base_vel)
+        if grip is not None:
+            if grip >= 0:
+                self.gripper.try_grasp()
+            else:
+                self.gripper.release()
+        self._physics(arm_start, base_start, base_goal)
+        self._violated = self.gripper.check_violation()
+
+    def _base_goal(self, start: np.ndarray, base_vel) -> np.ndarray:
+        cfg = self.config
+        v = np.clip(np.asarray(base_vel, dtype=np.float64).reshape(2), -1, 1)
+        yaw = start[2] + v[1] * cfg.base_max_angular * cfg.policy_dt
+        mid = start[2] + 0.5 * (yaw - start[2])  # midpoint heading: straighter arcs
+        dist = v[0] * cfg.base_max_linear * cfg.policy_dt
+        x, y = start[0] + dist * math.cos(mid), start[1] + dist * math.sin(mid)
+        r = cfg.robot_radius
+        if not self.footprints.collides(x, y, r):
+            return np.array([x, y, yaw])
+        self.collision_count += 1
+        if cfg.base_slide:
+            for cand in ((x, start[1]), (start[0], y)):
+                if not self.footprints.collides(cand[0], cand[1], r):
+                    return np.array([cand[0], cand[1], yaw])
+        return np.array([start[0], start[1], yaw])
+
+    def _physics(self, arm_start, base_start, base_goal) -> None:
+        m, d, idx, cfg = self.model, self.data, self.idx, self.config
+        n = cfg.substeps
+        arm_vel = (self.arm_target - arm_start) / cfg.policy_dt
+        base_vel = (base_goal - base_start) / cfg.policy_dt
+        force = 0.0
+        for k in range(n):
+            a = k / n
+            d.qpos[idx.arm_qpos] = arm_start + a * (self.arm_target - arm_start)
+            d.qpos[idx.base_qpos] = base_start + a * (base_goal - base_start)
+            self._set_fixed_joints()
+            d.qvel[idx.robot_dof] = 0.0
+            d.qvel[idx.arm_dof] = arm_vel
+            d.qvel[idx.base_dof] = base_vel
+            mujoco.mj_step(m, d)
+            force += self._robot_contact_force()
+        # Land exactly on the targets; update poses (no collision pass: contacts are fresh).
+        d.qpos[idx.arm_qpos] = self.arm_target
+        d.qpos[idx.base_qpos] = (base_goal[0], base_goal[1], _wrap(base_goal[2]))
+        self._set_fixed_joints()
+        d.qvel[idx.robot_dof] = 0.0
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_camlight(m, d)
+        self._contact_force = force / n
+        if self._contact_force > 0:
+            self.collision_count += 1
+
+    def _robot_contact_force(self) -> float:
+        d, idx = self.data, self.idx
+        if d.ncon == 0:
+            return 0.0
+        g = d.contact.geom[: d.ncon]
+        robot = idx.robot_geoms[g]
+        hits = np.flatnonzero(robot[:, 0] ^ robot[:, 1])
+        if hits.size == 0:
+            return 0.0
+        held = self.gripper.held_object
+        held_geom = -1 if held is None else int(idx.obj_geoms[held])
+        total, f6 = 0.0, np.zeros(6)
+        for c in hits:
+            if held_geom in (g[c, 0], g[c, 1]):
+                continue  # the suction contact is not a collision
+            mujoco.mj_contactForce(self.model, d, int(c), f6)
+            total += abs(f6[0])
+        return total
+
+    # ------------------------------------------------------------------ robot state
+    def base_pose(self) -> np.ndarray:
+        return self.data.qpos[self.idx.base_qpos].copy()
+
+    def set_base_pose(self, x: float, y: float, yaw: float) -> bool:
+        if self.footprints.collides(x, y, self.config.robot_radius):
+            return False
+        self.data.qpos[self.idx.base_qpos] = (x, y, _wrap(yaw))
+        mujoco.mj_forward(self.model, self.data)
+        return True
+
+    def arm_joint_pos(self) -> np.ndarray:
+        return self.data.qpos[self.idx.arm_qpos].copy()
+
+    def set_arm_joint_pos(self, q) -> None:
+        q = np.asarray(q, dtype=np.float64).reshape(7)
+        self.arm_target = np.clip(q, self.idx.arm_range[:, 0], self.idx.arm_range[:, 1])
+        self.data.qpos[self.idx.arm_qpos] = self.arm_target
+        mujoco.mj_forward(self.model, self.data)
+
+    def to_base_frame(self, p_world) -> np.ndarray:
+        x, y, yaw = self.data.qpos[self.idx.base_qpos]
+        dx, dy = p_world[0] - x, p_world[1] - y
+        c, s = math.cos(yaw), math.sin(yaw)
+        return np.array([c * dx + s * dy, -s * dx + c * dy, p_world[2]])
+
+    def ee_pos(self, frame: str = "world") -> np.ndarray:
+        p = self.data.site_xpos[self.idx.ee_site].copy()
+        if frame == "world":
+            return p
+        if frame == "base":
+            return self.to_base_frame(p)
+        raise ValueError(f"ee_pos frame must be 'world' or 'base', got {frame!r}")
+
+    def arm_jacobian(self, frame: str = "world") -> np.ndarray:
+        """d(EE position)/d(arm joints), [3, 7]; `frame` 'world' or 'base' (rotated by yaw)."""
+        jacp = np.zeros((3, self.model.nv))
+        mujoco.mj_jacSite(self.model, self.data, jacp, None, self.idx.ee_site)
+        jac = jacp[:, self.idx.arm_dof]
+        if frame == "base":
+            yaw = self.data.qpos[self.idx.base_qpos[2]]
+            c, s = math.cos(yaw), math.sin(yaw)
+            jac = np.array([[c, s, 0], [-s, c, 0], [0, 0, 1]]) @ jac
+        elif frame != "world":
+            raise ValueError(f"arm_jacobian frame must be 'world' or 'base', got {frame!r}")
+        return jac
+
+    def held_object(self) -> int | None:
+        return self.gripper.held_object
+
+    def held_articulation(self) -> str | None:
+        """Name of the articulation whose handle is held, if any (extension)."""
+        return self.gripper.held_articulation
+
+    def grasp_violated(self) -> bool:
+        return self._violated
+
+    def contact_force(self) -> float:
+        return self._contact_force
+
+    # ------------------------------------------------------------------ objects
+    @property
+    def num_objects(self) -> int:
+        return len(self.idx.obj_bodies)
+
+    def _obj_adr(self, i: int) -> int:
+        if not 0 <= i < self.num_objects:
+            raise IndexError(f"object index {i} out of range (episode has {self.num_objects})")
+        return int(self.idx.obj_qpos[i])
+
+    def object_pos(self, i: int) -> np.ndarray:
+        a = self._obj_adr(i)
+        return self.data.qpos[a : a + 3].copy()
+
+    def object_quat(self, i: int) -> np.ndarray:
+        a = self._obj_adr(i)
+        return self.data.qpos[a + 3 : a + 7].copy()
+
+    # ------------------------------------------------------------------ articulations
+    def _art(self, name: str) -> int:
+        if name not in self.idx.art_qpos:
+            raise KeyError(f"no articulation {name!r}; have {sorted(self.idx.art_qpos)}")
+        return self.idx.art_qpos[name]
+
+    def articulation_pos(self, name: str) -> float:
+        return float(self.data.qpos[self._art(name)])
+
+    def set_articulation_pos(self, name: str, value: float) -> None:
+        self.data.qpos[self._art(name)] = value
+        self.data.qvel[self.idx.art_dof[name]] = 0.0
+        mujoco.mj_forward(self.model, self.data)
+
+    def handle_pos(self, name: str) -> np.ndarray:
+        self._art(name)
+        return self.data.site_xpos[self.idx.art_handle_site[name]].copy()
+
+    # ------------------------------------------------------------------ navmap
+    @property
+    def navmap(self):
+        if self._navmap is None:
+            try:
+                from rearrange.sim.navmap import NavMap
+            except ImportError as e:
+                raise RuntimeError(
+                    f"sim.navmap needs rearrange.sim.navmap.NavMap, not importable yet ({e})"
+                ) from None
+            self._navmap = NavMap(self.layout)
+        return self._navmap
+
+    # ------------------------------------------------------------------ sensors
+    def _renderer(self, width: int, height: int) -> mujoco.Renderer:
+        key = (width, height)
+        if key not in self._renderers:
+            r = mujoco.Renderer(self.model, height=height, width=width)
+            for flag in _CHEAP_FLAGS:  # effects we never need (saves llvmpipe time)
+                r.scene.flags[flag] = False
+            self._renderers[key] = r
+        return self._renderers[key]
+
+    def render_depth(self) -> np.ndarray:
+        cfg = self.config
+        r = self._renderer(cfg.depth_width, cfg.depth_height)
+        r.enable_depth_rendering()
+        r.update_scene(self.data, camera=self.idx.head_camera, scene_option=self.head_vopt)
+        depth = r.render()
+        r.disable_depth_rendering()
+        return np.clip(depth, 0.0, cfg.camera_far).astype(np.float32)[..., None]
+
+    def render_rgb(self) -> np.ndarray:
+        cfg = self.config
+        r = self._renderer(cfg.rgb_width, cfg.rgb_height)
+        r.update_scene(self.data, camera=self.idx.head_camera, scene_option=self.head_vopt)
+        return r.render().copy()
+
+    def render_third_person(
+        self, overlays=None, width: int | None = None, height: int | None = None
+    ) -> np.ndarray:
+        from rearrange.sim.render import render_third_person
+
+        w = width or self.config.third_person_width
+        h = height or self.config.third_person_height
+        return render_third_person(self, self._renderer(w, h), overlays)
+
+    def close_renderers(self) -> None:
+        for r in self._renderers.values():
+            r.close()
+        self._renderers = {}
+
+    def close(self) -> None:
+        self.close_renderers()
