@@ -1,0 +1,588 @@
+"""Episode datasets: deterministic generation for the skill tasks and HAB scenarios, JSON I/O.
+
+Every episode draws its scene from the split's seed set (`SCENE_SEEDS`) and is generated
+from its own RNG stream `(seed, task, split, index)`, so episode i never depends on how
+many episodes come before it. A draw that cannot be completed (no room on a receptacle, no
+spawn point) is retried on a fresh scene.
+
+Conventions the tasks rely on (beyond `episode_types.py`):
+- skill tasks have exactly one Target; pick's goal is a valid place pose on another
+  receptacle (so pick and place episodes share a format); nav's `extras["nav_goal"]` is
+  `[x, y, yaw]` in front of the target object's receptacle, facing it.
+- place: `extras["holding"]` is the held object's index; its ObjectPlacement is where it
+  was picked from (the sim moves it into the gripper at reset).
+- open/close tasks: `extras["articulation"]` names the articulation; no targets.
+- `articulations` lists every articulation of the layout explicitly.
+- robot starts are navigable, outside an open fridge door's swing, and headed so that the
+  resting arm (which reaches ~0.75 m ahead) clears walls and tall furniture.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rearrange.sim.episode_types import (
+    HAB_SCENARIOS,
+    SKILL_TASKS,
+    SPLITS,
+    Episode,
+    ObjectPlacement,
+    Target,
+)
+from rearrange.sim.layout_types import Articulation, Layout, Receptacle
+from rearrange.sim.navmap import NavMap
+from rearrange.sim.objects import OBJECT_TYPES, ObjectType
+
+TASKS = SKILL_TASKS + HAB_SCENARIOS
+SCENE_SEEDS = {"train": 1000, "val": 100}  # scene seeds are range(SCENE_SEEDS[split])
+SCHEMA = "rearrange.episodes"
+SCHEMA_VERSION = 1
+UPRIGHT = (1.0, 0.0, 0.0, 0.0)
+_ARTICULATED_TASKS = {
+    "open_fridge": ("fridge", "closed"),
+    "close_fridge": ("fridge", "open"),
+    "open_cab": ("drawer", "closed"),
+    "close_cab": ("drawer", "open"),
+}
+
+
+class EpisodeError(ValueError):
+    """A bad task/split name or an unreadable episode file (one-line message)."""
+
+
+@dataclass(frozen=True)
+class EpisodeGenConfig:
+    robot_radius: float = 0.3  # NavMap inflation (m)
+    spawn_max_dist: float = 2.0  # geodesic spawn radius around the target (Habitat 2.0)
+    yaw_noise: float = math.radians(30)  # spawn heading noise around "facing the target"
+    min_objects: int = 5
+    max_objects: int = 10  # inclusive
+    object_gap: float = 0.01  # free space between object footprints (m)
+    fridge_pick_prob: float = 0.2  # pick episodes with the target on the open fridge shelf
+    nav_min_dist: float = 2.0  # nav starts at least this far (geodesic) from the goal
+    max_attempts: int = 30  # scenes tried per episode before giving up
+    decimals: int = 5  # rounding of stored numbers (keeps files small, round trips exact)
+    # Fetch's arm at its resting pose sticks out ~0.7 m ahead of the base at 0.9-1.35 m
+    # height (measured in the MuJoCo model): a spawn facing a wall or the fridge closer than
+    # that starts in collision. The arm is checked as a segment in the base frame (x ahead,
+    # y left) against walls and furniture taller than `arm_min_height`.
+    arm_segment: tuple[tuple[float, float], tuple[float, float]] = ((0.15, -0.05), (0.75, -0.27))
+    arm_clearance: float = 0.1
+    arm_min_height: float = 0.85
+    spawn_yaw_tries: int = 8  # heading draws per spawn cell before trying another cell
+
+
+LayoutFn = Callable[[int, str], Layout]
+
+
+class _Retry(Exception):
+    """This scene/draw cannot host the episode; try another."""
+
+
+def check_task_split(task: str, split: str) -> None:
+    if task not in TASKS:
+        raise EpisodeError(f"unknown task {task!r}; use one of: {', '.join(TASKS)}")
+    if split not in SPLITS:
+        raise EpisodeError(f"unknown split {split!r}; use one of: {', '.join(SPLITS)}")
+
+
+def _default_layout_fn(seed: int, split: str) -> Layout:
+    from rearrange.sim.apartment import generate_layout
+
+    return generate_layout(seed, split)
+
+
+# ---------------------------------------------------------------------------------- scene
+
+
+class _Scene:
+    """One layout being filled with objects for one episode draw."""
+
+    def __init__(
+        self,
+        layout: Layout,
+        navmap: NavMap,
+        rng: np.random.Generator,
+        cfg: EpisodeGenConfig,
+        arm_map: NavMap | None = None,
+    ):
+        self.layout, self.navmap, self.rng, self.cfg = layout, navmap, rng, cfg
+        self.arm_map = arm_map  # where the resting arm may be (None: not checked)
+        self.objects: list[ObjectPlacement] = []
+        self.taken: dict[str, list[tuple[float, float, float]]] = {}  # receptacle -> (x, y, r)
+        self.open_articulations: set[str] = set()
+
+    # receptacles -------------------------------------------------------------------
+    def receptacles(self, predicate: Callable[[Receptacle], bool]) -> list[Receptacle]:
+        found = [r for r in self.layout.receptacles if predicate(r)]
+        if not found:
+            raise _Retry("no receptacle of the needed kind")
+        return found
+
+    def open_receptacles(self) -> list[Receptacle]:
+        return self.receptacles(lambda r: r.container is None)
+
+    def pick_receptacle(self, options: list[Receptacle], exclude: str | None = None) -> Receptacle:
+        options = [r for r in options if r.name != exclude]
+        if not options:
+            raise _Retry("no other receptacle")
+        return options[int(self.rng.integers(len(options)))]
+
+    # poses on receptacles ------------------------------------------------------------
+    def free_pose(
+        self, obj: ObjectType, rec: Receptacle, tries: int = 40
+    ) -> tuple[float, float, float]:
+        """A random non-overlapping resting position for `obj` on `rec` (reserved)."""
+        box, r = rec.surface, obj.footprint_radius
+        hx, hy = box.half_size[0] - r, box.half_size[1] - r
+        if hx < 0 or hy < 0:
+            raise _Retry(f"{obj.name} does not fit on {rec.name}")
+        c, s = math.cos(box.yaw), math.sin(box.yaw)
+        taken = self.taken.setdefault(rec.name, [])
+        for _ in range(tries):
+            u, v = self.rng.uniform(-hx, hx), self.rng.uniform(-hy, hy)
+            x, y = box.center[0] + c * u - s * v, box.center[1] + s * u + c * v
+            if all(
+                math.hypot(x - ox, y - oy) >= r + orad + self.cfg.object_gap
+                for ox, oy, orad in taken
+            ):
+                taken.append((x, y, r))
+                return self._round3((x, y, rec.top_z + obj.half_height + 0.002))
+        raise _Retry(f"no room left on {rec.name}")
+
+    def _round3(self, p) -> tuple[float, float, float]:
+        d = self.cfg.decimals
+        return (round(float(p[0]), d), round(float(p[1]), d), round(float(p[2]), d))
+
+    def add_object(self, obj: ObjectType, rec: Receptacle) -> int:
+        pos = self.free_pose(obj, rec)
+        self.objects.append(ObjectPlacement(obj.name, pos, UPRIGHT, rec.name))
+        return len(self.objects) - 1
+
+    def random_type(self, max_half_height: float | None = None) -> ObjectType:
+        names = sorted(
+            n
+            for n, o in OBJECT_TYPES.items()
+            if max_half_height is None or o.half_height <= max_half_height
+        )
+        return OBJECT_TYPES[names[int(self.rng.integers(len(names)))]]
+
+    def add_clutter(self, total: int) -> None:
+        """Fill up to `total` objects on open receptacles (skipping ones with no room)."""
+        for _ in range(4 * total):
+            if len(self.objects) >= total:
+                return
+            try:
+                self.add_object(self.random_type(), self.pick_receptacle(self.open_receptacles()))
+            except _Retry:
+                continue
+        if len(self.objects) < self.cfg.min_objects:
+            raise _Retry("not enough room for the clutter")
+
+    def num_objects(self) -> int:
+        return int(self.rng.integers(self.cfg.min_objects, self.cfg.max_objects + 1))
+
+    def target(self, obj_index: int, rec: Receptacle) -> Target:
+        obj = OBJECT_TYPES[self.objects[obj_index].obj_type]
+        return Target(obj_index, self.free_pose(obj, rec), rec.name)
+
+    # robot ---------------------------------------------------------------------------
+    def articulation_values(self) -> dict[str, float]:
+        return {
+            a.name: float(a.open if a.name in self.open_articulations else a.closed)
+            for a in self.layout.articulations
+        }
+
+    def _blocked_by_door(self, cells_xy: np.ndarray, margin: float) -> np.ndarray:
+        """Points within `margin` of an open hinged door's sweep (the NavMap only knows
+        closed furniture)."""
+        blocked = np.zeros(len(cells_xy), dtype=bool)
+        for art in self.layout.articulations:
+            if art.kind != "hinge" or art.name not in self.open_articulations:
+                continue
+            hinge, front, width = _door_geometry(self.layout, art)
+            rel = cells_xy - hinge
+            reach = width + margin
+            blocked |= (np.hypot(rel[:, 0], rel[:, 1]) < reach) & (rel @ front > -0.05)
+        return blocked
+
+    def _cells_xy(self, cells: np.ndarray) -> np.ndarray:
+        res, (x0, y0) = self.navmap.resolution, self.navmap.origin
+        return np.stack([x0 + (cells[:, 1] + 0.5) * res, y0 + (cells[:, 0] + 0.5) * res], axis=1)
+
+    def arm_free(self, x: float, y: float, yaw: float) -> bool:
+        """The resting arm at base pose (x, y, yaw) clears walls, tall furniture, open doors."""
+        if self.arm_map is None:
+            return True
+        (x0, y0), (x1, y1) = self.cfg.arm_segment
+        c, s = math.cos(yaw), math.sin(yaw)
+        t = np.linspace(0.0, 1.0, 8)
+        lx, ly = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
+        pts = np.stack([x + c * lx - s * ly, y + s * lx + c * ly], axis=1)
+        if not all(self.arm_map.is_navigable(px, py) for px, py in pts):
+            return False
+        return not self._blocked_by_door(pts, self.cfg.arm_clearance).any()
+
+    def _with_free_arm(self, x: float, y: float, yaw_center: float, yaw_spread: float):
+        """A pose at (x, y) with heading yaw_center ± yaw_spread whose arm is clear, or None."""
+        for _ in range(self.cfg.spawn_yaw_tries):
+            yaw = yaw_center + self.rng.uniform(-yaw_spread, yaw_spread)
+            if self.arm_free(x, y, yaw):
+                return self._pose(x, y, yaw)
+        return None
+
+    def spawn_anywhere(self, away_from=None, min_dist: float = 0.0) -> tuple[float, float, float]:
+        """A random pose in the main navigable region (optionally ≥ min_dist from a point)."""
+        cells = self.navmap.candidates()
+        xy = self._cells_xy(cells)
+        keep = ~self._blocked_by_door(xy, self.navmap.robot_radius + 0.05)
+        if away_from is not None:
+            dist = self.navmap.distance_grid(float(away_from[0]), float(away_from[1]))
+            far = dist[cells[:, 0], cells[:, 1]]
+            keep &= np.isfinite(far) & (far >= min_dist)
+        xy = xy[keep]
+        for i in self.rng.integers(len(xy), size=20) if len(xy) else []:
+            x, y = (float(v) for v in xy[i])
+            pose = self._with_free_arm(x, y, 0.0, math.pi)
+            if pose is not None:
+                return pose
+        raise _Retry("no free spawn cell")
+
+    def spawn_near(self, target_xy, approach_yaw: float) -> tuple[float, float, float]:
+        """Navigable, within spawn_max_dist (geodesic) of target_xy, facing it ± yaw noise."""
+        tx, ty = float(target_xy[0]), float(target_xy[1])
+        stand = self.navmap.approach_point(tx, ty, approach_yaw)
+        if stand is None:
+            raise _Retry("target not reachable from the floor")
+        budget = self.cfg.spawn_max_dist - math.hypot(stand[0] - tx, stand[1] - ty)
+        cells = self.navmap.candidates(near=stand, max_dist=budget)
+        xy = self._cells_xy(cells)
+        xy = xy[~self._blocked_by_door(xy, self.navmap.robot_radius + 0.05)]
+        for i in self.rng.permutation(len(xy))[:50]:
+            x, y = (float(v) for v in xy[i])
+            # both measures: via the approach point and the NavMap's own snapping
+            via_stand = self.navmap.geodesic_distance((x, y), stand) + math.hypot(
+                stand[0] - tx, stand[1] - ty
+            )
+            direct = self.navmap.geodesic_distance((x, y), (tx, ty))
+            if max(via_stand, direct) > self.cfg.spawn_max_dist:
+                continue
+            facing = math.atan2(ty - y, tx - x)
+            pose = self._with_free_arm(x, y, facing, self.cfg.yaw_noise)
+            if pose is not None:
+                return pose
+        raise _Retry("no spawn cell near the target")
+
+    def _pose(self, x: float, y: float, yaw: float) -> tuple[float, float, float]:
+        yaw = (yaw + math.pi) % (2 * math.pi) - math.pi
+        return self._round3((x, y, yaw))
+
+    def front_yaw(self, furniture: str) -> float:
+        return self.layout.furniture_named(furniture).front_yaw
+
+
+def _door_geometry(layout: Layout, art: Articulation) -> tuple[np.ndarray, np.ndarray, float]:
+    """Hinge (x, y), front direction and door width of a hinged door on its furniture.
+
+    The hinge is on the front face, on the side opposite the handle (the handle sits near
+    the door's free edge); the door is as wide as the furniture.
+    """
+    f = layout.furniture_named(art.furniture)
+    front = np.array([math.cos(f.front_yaw), math.sin(f.front_yaw)])
+    side = np.array([-front[1], front[0]])
+    center = np.array(f.center)
+    handle_side = float((np.array(art.handle_closed_pos[:2]) - center) @ side)
+    hinge = center + f.half_size[0] * front - math.copysign(f.half_size[1], handle_side) * side
+    return hinge, front, 2.0 * f.half_size[1]
+
+
+# ---------------------------------------------------------------------------------- tasks
+
+
+def _is_drawer(r: Receptacle) -> bool:
+    return r.container is not None and r.container.startswith("drawer")
+
+
+def _is_fridge(r: Receptacle) -> bool:
+    return r.container == "fridge"
+
+
+def _build_pick(sc: _Scene, task: str) -> tuple:
+    open_recs = sc.open_receptacles()
+    in_fridge = task == "pick" and sc.rng.random() < sc.cfg.fridge_pick_prob
+    if in_fridge:
+        src = sc.pick_receptacle(sc.receptacles(_is_fridge))
+        sc.open_articulations.add(src.container)
+    else:
+        src = sc.pick_receptacle(open_recs)
+    idx = sc.add_object(sc.random_type(), src)
+    sc.add_clutter(sc.num_objects())
+    target = sc.target(idx, sc.pick_receptacle(open_recs, exclude=src.name))
+    obj_xy = sc.objects[idx].pos[:2]
+    extras: dict = {}
+    if task == "pick":
+        start = sc.spawn_near(obj_xy, sc.front_yaw(src.furniture))
+    elif task == "place":
+        goal_rec = sc.layout.receptacle(target.goal_receptacle)
+        start = sc.spawn_near(target.goal_pos[:2], sc.front_yaw(goal_rec.furniture))
+        extras["holding"] = idx
+    else:  # nav: go and stand in front of the target's receptacle, facing the object
+        stand = sc.navmap.approach_point(*obj_xy, sc.front_yaw(src.furniture))
+        if stand is None:
+            raise _Retry("target not reachable from the floor")
+        start = sc.spawn_anywhere(away_from=stand, min_dist=sc.cfg.nav_min_dist)
+        goal_yaw = math.atan2(obj_xy[1] - stand[1], obj_xy[0] - stand[0])
+        extras["nav_goal"] = list(sc._round3((stand[0], stand[1], goal_yaw)))
+    return start, [target], extras
+
+
+def _build_articulated(sc: _Scene, task: str) -> tuple:
+    prefix, state = _ARTICULATED_TASKS[task]
+    arts = [a for a in sc.layout.articulations if a.name.startswith(prefix)]
+    if not arts:
+        raise _Retry(f"layout has no {prefix}")
+    art = arts[int(sc.rng.integers(len(arts)))]
+    if state == "open":
+        sc.open_articulations.add(art.name)
+    sc.add_clutter(sc.num_objects())
+    start = sc.spawn_near(art.handle_closed_pos[:2], sc.front_yaw(art.furniture))
+    return start, [], {"articulation": art.name}
+
+
+def _build_tidy_house(sc: _Scene, task: str) -> tuple:
+    sc.add_clutter(max(5, sc.num_objects()))
+    if len(sc.objects) < 5:
+        raise _Retry("tidy_house needs 5 objects")
+    order = sc.rng.permutation(len(sc.objects))[:5]
+    targets = []
+    for i in order:
+        src = sc.objects[int(i)].receptacle
+        targets.append(sc.target(int(i), sc.pick_receptacle(sc.open_receptacles(), exclude=src)))
+    return sc.spawn_anywhere(), targets, {}
+
+
+def _build_prepare_groceries(sc: _Scene, task: str) -> tuple:
+    """Habitat 2.0: two objects from the fridge to the counter, one from the counter back."""
+    fridge = sc.pick_receptacle(sc.receptacles(_is_fridge))
+    counters = sc.receptacles(lambda r: r.container is None and r.name.startswith("counter"))
+    sc.open_articulations.add(fridge.container)
+    from_fridge = [sc.add_object(sc.random_type(), fridge) for _ in range(2)]
+    counter = sc.pick_receptacle(counters)
+    from_counter = sc.add_object(sc.random_type(), counter)
+    sc.add_clutter(sc.num_objects())
+    targets = [sc.target(i, sc.pick_receptacle(counters)) for i in from_fridge]
+    targets.append(sc.target(from_counter, fridge))
+    return sc.spawn_anywhere(), targets, {}
+
+
+def _build_set_table(sc: _Scene, task: str) -> tuple:
+    """Habitat 2.0: a bowl from a closed drawer, then fruit from the closed fridge, to the table."""
+    drawer = sc.pick_receptacle(sc.receptacles(_is_drawer))
+    fridge = sc.pick_receptacle(sc.receptacles(_is_fridge))
+    tables = sc.receptacles(lambda r: r.container is None and r.name.startswith("table"))
+    bowl = OBJECT_TYPES["bowl"]
+    if bowl.footprint_radius > min(drawer.surface.half_size[:2]):
+        bowl = sc.random_type(max_half_height=0.03)
+    fruit = OBJECT_TYPES[str(sc.rng.choice(["apple", "orange", "lemon"]))]
+    first = sc.add_object(bowl, drawer)
+    second = sc.add_object(fruit, fridge)
+    sc.add_clutter(sc.num_objects())
+    table = sc.pick_receptacle(tables)
+    return sc.spawn_anywhere(), [sc.target(first, table), sc.target(second, table)], {}
+
+
+_BUILDERS = {
+    "nav": _build_pick,
+    "pick": _build_pick,
+    "place": _build_pick,
+    "open_fridge": _build_articulated,
+    "close_fridge": _build_articulated,
+    "open_cab": _build_articulated,
+    "close_cab": _build_articulated,
+    "tidy_house": _build_tidy_house,
+    "prepare_groceries": _build_prepare_groceries,
+    "set_table": _build_set_table,
+}
+
+
+# ---------------------------------------------------------------------------------- generation
+
+
+class _SceneCache:
+    """Layouts and maps by scene seed, shared by the episodes of one generation call."""
+
+    def __init__(self, split: str, layout_fn: LayoutFn, cfg: EpisodeGenConfig):
+        self.split, self.layout_fn, self.cfg = split, layout_fn, cfg
+        self._scenes: dict[int, tuple[Layout, NavMap, NavMap]] = {}
+
+    def get(self, scene_seed: int) -> tuple[Layout, NavMap, NavMap]:
+        """(layout, base navmap, arm map: where the resting arm may be)."""
+        if scene_seed not in self._scenes:
+            layout = self.layout_fn(scene_seed, self.split)
+            navmap = NavMap(layout, robot_radius=self.cfg.robot_radius)
+            self._scenes[scene_seed] = (layout, navmap, self._arm_map(layout))
+        return self._scenes[scene_seed]
+
+    def _arm_map(self, layout: Layout) -> NavMap:
+        tall = [f for f in layout.furniture if 2 * f.half_size[2] > self.cfg.arm_min_height]
+        arm_layout = dataclasses.replace(layout, furniture=tall, receptacles=[], articulations=[])
+        return NavMap(arm_layout, robot_radius=self.cfg.arm_clearance)
+
+
+def generate_episodes(
+    task: str,
+    split: str,
+    n: int,
+    seed: int,
+    *,
+    layout_fn: LayoutFn | None = None,
+    config: EpisodeGenConfig | None = None,
+) -> list[Episode]:
+    """`n` episodes of `task` on `split` scenes, identical for identical arguments.
+
+    `layout_fn(scene_seed, split)` defaults to `apartment.generate_layout` (tests pass
+    hand-made layouts).
+    """
+    check_task_split(task, split)
+    if n < 0:
+        raise EpisodeError(f"number of episodes must be >= 0, got {n}")
+    cfg = config or EpisodeGenConfig()
+    scenes = _SceneCache(split, layout_fn or _default_layout_fn, cfg)
+    return [_generate_one(task, split, seed, i, scenes, cfg) for i in range(n)]
+
+
+def _generate_one(
+    task: str, split: str, seed: int, index: int, scenes: _SceneCache, cfg
+) -> Episode:
+    rng = np.random.default_rng([seed, TASKS.index(task), SPLITS.index(split), index])
+    last = ""
+    for _ in range(cfg.max_attempts):
+        scene_seed = int(rng.integers(SCENE_SEEDS[split]))
+        layout, navmap, arm_map = scenes.get(scene_seed)
+        sc = _Scene(layout, navmap, rng, cfg, arm_map)
+        try:
+            start, targets, extras = _BUILDERS[task](sc, task)
+        except _Retry as err:
+            last = str(err)
+            continue
+        return Episode(
+            episode_id=f"{task}-{split}-{index:04d}",
+            task=task,
+            split=split,
+            scene_seed=scene_seed,
+            robot_start=start,
+            objects=sc.objects,
+            targets=targets,
+            articulations=sc.articulation_values(),
+            extras=extras,
+        )
+    raise EpisodeError(
+        f"could not generate {task} episode {index} of split {split} in {cfg.max_attempts} scenes "
+        f"(last problem: {last}); check the layouts have the receptacles this task needs"
+    )
+
+
+# ---------------------------------------------------------------------------------- JSON I/O
+
+
+def save_episodes(path: str | Path, episodes: list[Episode]) -> None:
+    """Write episodes as JSON (gzip-compressed when the name ends in .gz)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "schema": SCHEMA,
+        "version": SCHEMA_VERSION,
+        "episodes": [dataclasses.asdict(ep) for ep in episodes],
+    }
+    text = json.dumps(doc, separators=(",", ":"))
+    tmp = path.with_name(path.name + ".tmp")
+    if path.name.endswith(".gz"):
+        with gzip.open(tmp, "wt", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)  # atomic: a reader never sees half a file
+
+
+def load_episodes(path: str | Path) -> list[Episode]:
+    """Read a file written by `save_episodes`; EpisodeError names the file and the fix."""
+    path = Path(path)
+    regen = "regenerate it with `python -m rearrange.sim.generate TASK --split SPLIT --out PATH`"
+    if not path.is_file():
+        raise EpisodeError(f"episode file {path} not found; {regen}")
+    try:
+        if path.name.endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                doc = json.load(f)
+        else:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise EpisodeError(
+            f"episode file {path} is corrupt ({type(err).__name__}); {regen}"
+        ) from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise EpisodeError(
+            f"{path} is not a rearrange episode file (no schema {SCHEMA!r}); {regen}"
+        )
+    if doc.get("version") != SCHEMA_VERSION:
+        raise EpisodeError(
+            f"{path} has episode schema version {doc.get('version')!r}, expected {SCHEMA_VERSION}; {regen}"
+        )
+    try:
+        return [episode_from_dict(d) for d in doc["episodes"]]
+    except (KeyError, TypeError, ValueError, IndexError) as err:
+        raise EpisodeError(f"{path} has a malformed episode ({err}); {regen}") from None
+
+
+def _floats(values, n: int, what: str) -> tuple[float, ...]:
+    out = tuple(float(v) for v in values)
+    if len(out) != n:
+        raise ValueError(f"{what} needs {n} numbers, got {len(out)}")
+    return out
+
+
+def episode_from_dict(d: dict) -> Episode:
+    """Inverse of `dataclasses.asdict` for an Episode, with type checks."""
+    if d["task"] not in TASKS or d["split"] not in SPLITS:
+        raise ValueError(f"unknown task/split {d['task']!r}/{d['split']!r}")
+    objects = [
+        ObjectPlacement(
+            obj_type=str(o["obj_type"]),
+            pos=_floats(o["pos"], 3, "pos"),
+            quat=_floats(o["quat"], 4, "quat"),
+            receptacle=str(o["receptacle"]),
+        )
+        for o in d["objects"]
+    ]
+    for o in objects:
+        if o.obj_type not in OBJECT_TYPES:
+            raise ValueError(f"unknown object type {o.obj_type!r}")
+    targets = [
+        Target(
+            obj_index=int(t["obj_index"]),
+            goal_pos=_floats(t["goal_pos"], 3, "goal_pos"),
+            goal_receptacle=str(t["goal_receptacle"]),
+        )
+        for t in d["targets"]
+    ]
+    if any(not 0 <= t.obj_index < len(objects) for t in targets):
+        raise ValueError("target obj_index out of range")
+    return Episode(
+        episode_id=str(d["episode_id"]),
+        task=d["task"],
+        split=d["split"],
+        scene_seed=int(d["scene_seed"]),
+        robot_start=_floats(d["robot_start"], 3, "robot_start"),
+        objects=objects,
+        targets=targets,
+        articulations={str(k): float(v) for k, v in dict(d["articulations"]).items()},
+        extras=dict(d["extras"]),
+    )
