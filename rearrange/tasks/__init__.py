@@ -1,0 +1,30 @@
+"""Skill tasks as gymnasium envs (nav, pick, place, open/close fridge and cabinet) and the
+HAB composite env. See docs/CONTRACTS.md §4 and DESIGN.md §4."""
+
+from .config import (
+    HabConfig,
+    HabThresholds,
+    RewardConfig,
+    TaskConfig,
+    Thresholds,
+    default_task_config,
+)
+from .hab import HabEnv
+from .registry import TASK_REGISTRY, make_env, register_task
+from .sensors import SkillTarget, build_observation, task_observation_space
+
+__all__ = [
+    "TASK_REGISTRY",
+    "HabConfig",
+    "HabEnv",
+    "HabThresholds",
+    "RewardConfig",
+    "SkillTarget",
+    "TaskConfig",
+    "Thresholds",
+    "build_observation",
+    "default_task_config",
+    "make_env",
+    "register_task",
+    "task_observation_space",
+]

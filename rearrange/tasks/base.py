@@ -1,0 +1,194 @@
+"""`SkillEnv`: the gymnasium.Env shared by all skill tasks.
+
+A subclass provides `_reset_task()` (initialise its reward trackers) and
+`_task_step(action) -> StepResult` (reward terms, success, failure). This class does the
+rest: episode choice, sim reset, action decoding, success bonus, termination, truncation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import gymnasium
+import numpy as np
+
+from rearrange.sim.episode_types import SPLITS, Episode
+
+from .actions import DecodedAction, action_space, decode_action
+from .config import TaskConfig
+from .sensors import SkillTarget, build_observation, observation_space, skill_target_from_episode
+
+
+@dataclass
+class StepResult:
+    terms: dict[str, float]  # reward terms without "success"
+    success: bool
+    failed: bool  # a rule ended the episode without success (drop, wrong pick, ...)
+
+
+def make_sim(config: TaskConfig):
+    """Build the MuJoCo RearrangeSim from a TaskConfig or HabConfig (depth size, overrides)."""
+    from rearrange.sim.config import SimConfig
+    from rearrange.sim.world import RearrangeSim
+
+    names = {f.name for f in fields(SimConfig)}
+    kwargs = dict(config.sim_overrides)
+    for key in ("depth_width", "depth_height", "camera_width", "camera_height"):
+        if key in names:
+            kwargs.setdefault(key, config.depth_size)
+    unknown = set(kwargs) - names
+    if unknown:
+        raise ValueError(f"unknown SimConfig field(s) {sorted(unknown)}; valid: {sorted(names)}")
+    return RearrangeSim(SimConfig(**kwargs))
+
+
+def load_task_episodes(
+    task: str, path: str | None, num_episodes: int, split: str, seed: int
+) -> list[Episode]:
+    """Episodes of `task` (a skill or HAB scenario) from `path`, or `num_episodes` made now."""
+    from rearrange.sim import episodes as ep_mod
+
+    if path:
+        eps = ep_mod.load_episodes(path)
+    else:
+        eps = ep_mod.generate_episodes(task, split, num_episodes, seed)
+    check_episodes(eps, task, split)
+    return eps
+
+
+def check_episodes(eps: list[Episode], task: str, split: str) -> None:
+    if not eps:
+        raise ValueError(f"no {task} episodes for split {split!r}; generate some first")
+    bad = [e.episode_id for e in eps if e.task != task or e.split != split]
+    if bad:
+        raise ValueError(
+            f"episode {bad[0]} is not a {task}/{split} episode "
+            f"({len(bad)} such); use episodes generated for this task and split"
+        )
+
+
+def choose_episode(
+    episodes: list[Episode], rng: np.random.Generator, options: dict, task: str, split: str
+) -> Episode:
+    """options["episode"] (an Episode), options["episode_index"], or a random one."""
+    if "episode" in options:
+        ep = options["episode"]
+        check_episodes([ep], task, split)
+        return ep
+    if "episode_index" in options:
+        i = int(options["episode_index"])
+        if not 0 <= i < len(episodes):
+            raise ValueError(f"episode_index {i} out of range [0, {len(episodes)})")
+        return episodes[i]
+    return episodes[int(rng.integers(len(episodes)))]
+
+
+class SkillEnv(gymnasium.Env):
+    """One Habitat-2.0-style skill task over a RearrangeSim (or any object with its API)."""
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 30}
+
+    def __init__(
+        self,
+        config: TaskConfig,
+        split: str = "train",
+        seed: int = 0,
+        *,
+        sim=None,
+        episodes: list[Episode] | None = None,
+    ) -> None:
+        if split not in SPLITS:
+            raise ValueError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
+        self.config = config
+        self.split = split
+        self.task = config.task
+        self.render_mode = "rgb_array"
+        self.observation_space = observation_space(config)
+        self.action_space = action_space(config.task, self._base_movement())
+        self._episodes = episodes if episodes is not None else None
+        if self._episodes is None:
+            self._episodes = load_task_episodes(
+                config.task, config.episodes_path, config.num_episodes, split, seed
+            )
+        else:
+            check_episodes(self._episodes, config.task, split)
+        self.sim = sim if sim is not None else make_sim(config)
+        self._rng = np.random.default_rng(seed)
+        self.episode: Episode | None = None
+        self.target = SkillTarget()
+        self.num_steps = 0
+
+    def _base_movement(self) -> bool:
+        return self.task == "nav" or self.config.base_movement
+
+    @property
+    def episodes(self) -> list[Episode]:
+        return self._episodes
+
+    # --- gymnasium API -------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self.episode = self._choose_episode(options or {})
+        self.sim.reset(self.episode)
+        self.target = skill_target_from_episode(self.task, self.episode, self.config.thresholds)
+        self.num_steps = 0
+        self._reset_task()
+        info = {"success": False, "episode_id": self.episode.episode_id}
+        return self.observe(), info
+
+    def step(self, action):
+        if self.episode is None:
+            raise RuntimeError("call reset() before step()")
+        decoded = decode_action(self.task, self.config.base_movement, action)
+        self.sim.step(decoded.arm, decoded.grip, decoded.base)
+        self.num_steps += 1
+        result = self._task_step(decoded)
+        terms = dict(result.terms)
+        success = result.success and not result.failed
+        terms["success"] = self.config.reward.success if success else 0.0
+        terminated = success or result.failed or decoded.stop
+        truncated = not terminated and self.num_steps >= self.config.max_episode_steps
+        info = {
+            "success": success,
+            "reward_terms": terms,
+            "episode_id": self.episode.episode_id,
+            "num_steps": self.num_steps,
+        }
+        reward = float(sum(terms.values()))
+        return self.observe(), reward, terminated, truncated, info
+
+    def observe(self) -> dict:
+        return build_observation(self.task, self.config.obs_preset, self.sim, self.target)
+
+    def render(self):
+        """Third-person RGB frame marking the target (box / goal ghost / nav sphere)."""
+        return self.sim.render_third_person(self._overlays())
+
+    def _overlays(self):
+        from rearrange.sim.render import Overlays
+
+        t, ov = self.target, Overlays(text=[f"{self.task}  step {self.num_steps}"])
+        if self.task == "pick":
+            ov.boxes.append(t.obj_index)
+        elif self.task == "place":
+            ov.ghosts.append((t.obj_index, tuple(float(v) for v in t.goal_pos)))
+        elif self.task == "nav":
+            ov.spheres.append((float(t.nav_goal[0]), float(t.nav_goal[1])))
+        return ov
+
+    def close(self) -> None:
+        close = getattr(self.sim, "close", None)
+        if close is not None:
+            close()
+
+    # --- subclass hooks ------------------------------------------------------------------
+    def _reset_task(self) -> None:
+        raise NotImplementedError
+
+    def _task_step(self, action: DecodedAction) -> StepResult:
+        raise NotImplementedError
+
+    def _choose_episode(self, options: dict) -> Episode:
+        return choose_episode(self._episodes, self._rng, options, self.task, self.split)

@@ -1,0 +1,57 @@
+"""Place: put the held object within 0.15 m of its goal, release it, return the arm to rest.
+
+Reward (DESIGN.md §4): dist 2.0 (object->goal while held, EE->rest after release), place +5.0
+on releasing within the place threshold, drop -0.5 on releasing elsewhere (ends), wrong pick
+-0.5 on grasping anything afterwards (ends), constraint -1.0, force, slack -0.005.
+Success: object within 0.15 m of goal, released, EE within 0.15 m of rest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .actions import DecodedAction
+from .base import SkillEnv, StepResult
+from .rewards import DistanceDelta, constraint_term, ee_to_rest, force_term, slack_term
+
+PLACE_TERMS = ("dist", "place", "drop", "wrong_pick", "constraint", "force", "slack")
+
+
+class PlaceEnv(SkillEnv):
+    def _obj_to_goal(self) -> float:
+        p = np.asarray(self.sim.object_pos(self.target.obj_index))
+        return float(np.linalg.norm(p - self.target.goal_pos))
+
+    def _tracked_dist(self, holding: bool) -> float:
+        return self._obj_to_goal() if holding else ee_to_rest(self.sim)
+
+    def _reset_task(self) -> None:
+        self._was_holding = self.sim.held_object() == self.target.obj_index
+        self._released = False
+        self._dist = DistanceDelta()
+        self._dist.reset(self._tracked_dist(self._was_holding), self._was_holding)
+
+    def _task_step(self, action: DecodedAction) -> StepResult:
+        rc, th = self.config.reward, self.config.thresholds
+        terms = dict.fromkeys(PLACE_TERMS, 0.0)
+        held = self.sim.held_object()
+        holding = held == self.target.obj_index
+        failed = False
+        # Grasping anything once the object is down (or another object at all) is wrong.
+        if held is not None and (not holding or self._released):
+            terms["wrong_pick"], failed = -rc.wrong_pick, True
+        elif self._was_holding and not holding:
+            self._released = True
+            if self._obj_to_goal() < th.place:
+                terms["place"] = rc.place
+            else:
+                terms["drop"], failed = -rc.drop, True
+        terms["dist"] = self._dist.step(self._tracked_dist(holding), rc.dist, holding)
+        terms["constraint"] = constraint_term(self.sim, rc)
+        terms["force"] = force_term(self.sim, rc)
+        terms["slack"] = slack_term(rc)
+        self._was_holding = holding
+        success = (
+            held is None and self._obj_to_goal() < th.place and ee_to_rest(self.sim) < th.ee_rest
+        )
+        return StepResult(terms, success, failed)

@@ -1,0 +1,153 @@
+"""Observation builders shared by the skill envs and the HAB composite env.
+
+A learned skill must see identical observations in its training env and inside the HAB
+executor, so both build them here from (task, sim, SkillTarget). All vectors are in the
+robot base frame; relative sensors point from the end-effector (EE) to the thing named.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from gymnasium import spaces
+
+from rearrange.sim.episode_types import Episode
+
+from .config import TaskConfig, Thresholds
+
+DEPTH_MAX = 10.0  # metres; the sim clips depth to [0, 10]
+
+# Which state sensors each skill observes (DESIGN.md §4 table), plus "depth" in that preset.
+TASK_SENSORS: dict[str, tuple[str, ...]] = {
+    "pick": ("joint", "is_holding", "ee_pos", "obj_start_sensor", "relative_resting_position"),
+    "place": ("joint", "is_holding", "ee_pos", "obj_goal_sensor", "relative_resting_position"),
+    "nav": ("joint", "goal_polar", "goal_heading"),
+    "open_fridge": ("joint", "ee_pos", "is_holding", "marker_rel_pos"),
+    "close_fridge": ("joint", "ee_pos", "is_holding", "marker_rel_pos"),
+    "open_cab": ("joint", "ee_pos", "is_holding", "marker_rel_pos"),
+    "close_cab": ("joint", "ee_pos", "is_holding", "marker_rel_pos"),
+}
+
+SENSOR_DIMS = {
+    "joint": 7,
+    "is_holding": 1,
+    "ee_pos": 3,
+    "obj_start_sensor": 3,
+    "obj_goal_sensor": 3,
+    "relative_resting_position": 3,
+    "goal_polar": 2,  # [euclidean distance, angle to the goal point in the robot frame]
+    "goal_heading": 1,  # wrapped (goal yaw - robot yaw)
+    "marker_rel_pos": 3,
+}
+
+
+@dataclass
+class SkillTarget:
+    """What a skill acts on. Fields a task does not use stay None."""
+
+    obj_index: int | None = None  # pick / place: episode object index
+    goal_pos: np.ndarray | None = None  # place: where the object goes (world)
+    nav_goal: np.ndarray | None = None  # nav: [x, y, yaw] (world)
+    articulation: str | None = None  # open / close: "fridge", "drawer_0", ...
+    art_target: float | None = None  # open / close: joint value to reach
+
+
+def wrap_angle(a: float) -> float:
+    """Wrap to [-pi, pi)."""
+    return (a + math.pi) % (2.0 * math.pi) - math.pi
+
+
+def articulation_target(task: str, name: str, th: Thresholds) -> float:
+    if task.startswith("close"):
+        return 0.0
+    return th.fridge_open if name == "fridge" else th.drawer_open
+
+
+def skill_target_from_episode(task: str, episode: Episode, th: Thresholds) -> SkillTarget:
+    """The target of a skill-training episode (first target / extras), by task."""
+    if task == "nav":
+        goal = episode.extras.get("nav_goal")
+        if goal is None:
+            raise ValueError(f"nav episode {episode.episode_id} has no extras['nav_goal']")
+        return SkillTarget(nav_goal=np.asarray(goal, dtype=np.float64))
+    if task in ("pick", "place"):
+        if not episode.targets:
+            raise ValueError(f"{task} episode {episode.episode_id} has no targets")
+        t = episode.targets[0]
+        return SkillTarget(obj_index=t.obj_index, goal_pos=np.asarray(t.goal_pos, dtype=float))
+    name = episode.extras.get("articulation") or ("fridge" if "fridge" in task else "drawer_0")
+    return SkillTarget(articulation=name, art_target=articulation_target(task, name, th))
+
+
+def observation_space(cfg: TaskConfig) -> spaces.Dict:
+    return task_observation_space(cfg.task, cfg.obs_preset, cfg.depth_size)
+
+
+def task_observation_space(task: str, obs_preset: str, depth_size: int = 128) -> spaces.Dict:
+    d: dict[str, spaces.Space] = {}
+    if obs_preset == "depth":
+        shape = (depth_size, depth_size, 1)
+        d["depth"] = spaces.Box(0.0, DEPTH_MAX, shape=shape, dtype=np.float32)
+    for name in TASK_SENSORS[task]:
+        low, high = (0.0, 1.0) if name == "is_holding" else (-np.inf, np.inf)
+        d[name] = spaces.Box(low, high, shape=(SENSOR_DIMS[name],), dtype=np.float32)
+    return spaces.Dict(d)
+
+
+def is_holding(sim, target: SkillTarget) -> bool:
+    """Holding an object, or (articulated skills) holding the target's handle."""
+    if sim.held_object() is not None:
+        return True
+    return target.articulation is not None and held_handle(sim) == target.articulation
+
+
+def held_handle(sim) -> str | None:
+    """Name of the articulation whose handle the suction holds, if the sim reports it
+    (RearrangeSim.held_articulation, an extension of the contract)."""
+    fn = getattr(sim, "held_articulation", None)
+    return fn() if fn is not None else None
+
+
+def _rel(sim, p_world: np.ndarray, ee_base: np.ndarray) -> np.ndarray:
+    return np.asarray(sim.to_base_frame(np.asarray(p_world, dtype=float))) - ee_base
+
+
+def goal_polar(base_pose: np.ndarray, goal_xy: np.ndarray) -> np.ndarray:
+    dx, dy = goal_xy[0] - base_pose[0], goal_xy[1] - base_pose[1]
+    return np.array([math.hypot(dx, dy), wrap_angle(math.atan2(dy, dx) - base_pose[2])])
+
+
+def _sensor(name: str, sim, target: SkillTarget, ee_base: np.ndarray) -> np.ndarray:
+    if name == "joint":
+        return np.asarray(sim.arm_joint_pos())
+    if name == "is_holding":
+        return np.array([1.0 if is_holding(sim, target) else 0.0])
+    if name == "ee_pos":
+        return ee_base
+    if name == "obj_start_sensor":
+        return _rel(sim, sim.object_pos(target.obj_index), ee_base)
+    if name == "obj_goal_sensor":
+        return _rel(sim, target.goal_pos, ee_base)
+    if name == "relative_resting_position":
+        return np.asarray(sim.rest_ee_pos_base) - ee_base
+    if name == "goal_polar":
+        return goal_polar(np.asarray(sim.base_pose()), target.nav_goal[:2])
+    if name == "goal_heading":
+        return np.array([wrap_angle(float(target.nav_goal[2]) - float(sim.base_pose()[2]))])
+    if name == "marker_rel_pos":
+        return _rel(sim, sim.handle_pos(target.articulation), ee_base)
+    raise KeyError(f"unknown sensor {name!r}; known: {', '.join(SENSOR_DIMS)}")
+
+
+def build_observation(task: str, obs_preset: str, sim, target: SkillTarget) -> dict:
+    """The observation dict of skill `task` for the sim's current state."""
+    obs: dict[str, np.ndarray] = {}
+    if obs_preset == "depth":
+        depth = np.asarray(sim.render_depth(), dtype=np.float32)
+        obs["depth"] = np.clip(depth.reshape(depth.shape[0], depth.shape[1], 1), 0.0, DEPTH_MAX)
+    ee_base = np.asarray(sim.ee_pos("base"), dtype=np.float64)
+    for name in TASK_SENSORS[task]:
+        obs[name] = np.asarray(_sensor(name, sim, target, ee_base), dtype=np.float32)
+    return obs
