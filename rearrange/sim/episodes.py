@@ -1,20 +1,31 @@
 """Episode datasets: deterministic generation for the skill tasks and HAB scenarios, JSON I/O.
 
-Every episode draws its scene from the split's seed set (`SCENE_SEEDS`) and is generated
-from its own RNG stream `(seed, task, split, index)`, so episode i never depends on how
-many episodes come before it. A draw that cannot be completed (no room on a receptacle, no
-spawn point) is retried on a fresh scene.
+Every episode is generated from its own RNG stream `(seed, task, split, index)`, so
+episode i never depends on how many episodes come before it. Scenes come from the split's
+seed set (`SCENE_SEEDS`) through small pools: each block of `EPISODES_PER_BLOCK`
+consecutive episodes draws from `SCENES_PER_BLOCK` scenes picked by `(seed, split, block)`
+(the same for every task), so scenes are shared and their layout and NavMap (kept in an
+LRU cache across calls) are built once. A draw that cannot be completed (no room on a
+receptacle, no spawn point) is retried on another scene of the pool, then on any scene.
 
 Conventions the tasks rely on (beyond `episode_types.py`):
 - skill tasks have exactly one Target; pick's goal is a valid place pose on another
   receptacle (so pick and place episodes share a format); nav's `extras["nav_goal"]` is
-  `[x, y, yaw]` in front of the target object's receptacle, facing it.
+  `[x, y, yaw]` in front of the target object's receptacle, facing it exactly, with the
+  object within the arm's reach (a valid pick start without the yaw noise).
+- pick, place, open/close: `robot_start` is a *close* spawn: the target (object, goal or
+  handle at the episode's joint value) is within `reach_max` of the shoulder, heading
+  facing it ± `yaw_noise` (Habitat 2.0's no-base-movement skills). `extras
+  ["robot_start_far"]` = [x, y, yaw] is a *far* spawn for the "+ base movement" variants:
+  within `spawn_max_dist` geodesic of the target, facing it ± `yaw_noise`.
 - place: `extras["holding"]` is the held object's index; its ObjectPlacement is where it
   was picked from (the sim moves it into the gripper at reset).
 - open/close tasks: `extras["articulation"]` names the articulation; no targets.
 - `articulations` lists every articulation of the layout explicitly.
-- robot starts are navigable, outside an open fridge door's swing, and headed so that the
-  resting arm (which reaches ~0.75 m ahead) clears walls and tall furniture.
+- every robot pose (starts, far starts, nav goals) passes the sim's base check
+  (`world.Footprints.collides` with the robot radius), lies outside an open fridge door's
+  swing, and the resting robot (arm measured from the MuJoCo model, plus a held object)
+  touches no wall, furniture box, door, drawer or object (`clearance.RobotClearance`).
 """
 
 from __future__ import annotations
@@ -23,12 +34,14 @@ import dataclasses
 import gzip
 import json
 import math
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from rearrange.sim.clearance import RobotClearance
 from rearrange.sim.episode_types import (
     HAB_SCENARIOS,
     SKILL_TASKS,
@@ -40,9 +53,13 @@ from rearrange.sim.episode_types import (
 from rearrange.sim.layout_types import Articulation, Layout, Receptacle
 from rearrange.sim.navmap import NavMap
 from rearrange.sim.objects import OBJECT_TYPES, ObjectType
+from rearrange.sim.world import Footprints
 
 TASKS = SKILL_TASKS + HAB_SCENARIOS
 SCENE_SEEDS = {"train": 1000, "val": 100}  # scene seeds are range(SCENE_SEEDS[split])
+EPISODES_PER_BLOCK = 10  # consecutive episodes sharing one scene pool
+SCENES_PER_BLOCK = 4  # scenes in a block's pool
+_POOL_SALT = 7919
 SCHEMA = "rearrange.episodes"
 SCHEMA_VERSION = 1
 UPRIGHT = (1.0, 0.0, 0.0, 0.0)
@@ -70,14 +87,18 @@ class EpisodeGenConfig:
     nav_min_dist: float = 2.0  # nav starts at least this far (geodesic) from the goal
     max_attempts: int = 30  # scenes tried per episode before giving up
     decimals: int = 5  # rounding of stored numbers (keeps files small, round trips exact)
-    # Fetch's arm at its resting pose sticks out ~0.7 m ahead of the base at 0.9-1.35 m
-    # height (measured in the MuJoCo model): a spawn facing a wall or the fridge closer than
-    # that starts in collision. The arm is checked as a segment in the base frame (x ahead,
-    # y left) against walls and furniture taller than `arm_min_height`.
-    arm_segment: tuple[tuple[float, float], tuple[float, float]] = ((0.15, -0.05), (0.75, -0.27))
-    arm_clearance: float = 0.1
-    arm_min_height: float = 0.85
+    # Whole-robot clearance at spawns (clearance.py): free space kept around the arm, the
+    # held object and (against doors/drawers) the base.
+    robot_clearance: float = 0.03
     spawn_yaw_tries: int = 8  # heading draws per spawn cell before trying another cell
+    # Close spawns (no base movement): the target's horizontal distance from the shoulder
+    # (pan axis, `shoulder_x` ahead of the base centre). Kinematic IK on the MuJoCo Fetch
+    # reaches >= 1.0 m at 0.5 m height and >= 1.1 m at 1.0 m height for bearings up to
+    # ±90°, so 0.85 m keeps a margin and ±yaw_noise (30°) keeps the target reachable and
+    # in the 90° head camera view.
+    reach_min: float = 0.4
+    reach_max: float = 0.85
+    shoulder_x: float = 0.033
 
 
 LayoutFn = Callable[[int, str], Layout]
@@ -112,10 +133,12 @@ class _Scene:
         navmap: NavMap,
         rng: np.random.Generator,
         cfg: EpisodeGenConfig,
-        arm_map: NavMap | None = None,
+        footprints: Footprints | None = None,
     ):
         self.layout, self.navmap, self.rng, self.cfg = layout, navmap, rng, cfg
-        self.arm_map = arm_map  # where the resting arm may be (None: not checked)
+        self.footprints = footprints or Footprints(layout)  # the sim's exact base check
+        self._clearance: RobotClearance | None = None
+        self.held: int | None = None  # object index starting in the gripper (place)
         self.objects: list[ObjectPlacement] = []
         self.taken: dict[str, list[tuple[float, float, float]]] = {}  # receptacle -> (x, y, r)
         self.open_articulations: set[str] = set()
@@ -218,25 +241,50 @@ class _Scene:
         res, (x0, y0) = self.navmap.resolution, self.navmap.origin
         return np.stack([x0 + (cells[:, 1] + 0.5) * res, y0 + (cells[:, 0] + 0.5) * res], axis=1)
 
-    def arm_free(self, x: float, y: float, yaw: float) -> bool:
-        """The resting arm at base pose (x, y, yaw) clears walls, tall furniture, open doors."""
-        if self.arm_map is None:
-            return True
-        (x0, y0), (x1, y1) = self.cfg.arm_segment
-        c, s = math.cos(yaw), math.sin(yaw)
-        t = np.linspace(0.0, 1.0, 8)
-        lx, ly = x0 + t * (x1 - x0), y0 + t * (y1 - y0)
-        pts = np.stack([x + c * lx - s * ly, y + s * lx + c * ly], axis=1)
-        if not all(self.arm_map.is_navigable(px, py) for px, py in pts):
-            return False
-        return not self._blocked_by_door(pts, self.cfg.arm_clearance).any()
+    def clearance(self) -> RobotClearance:
+        """Whole-robot check against this draw's articulations and objects (built lazily:
+        spawns are drawn after every object is placed)."""
+        if self._clearance is None:
+            held = self.held if self.held is not None else -1
+            objs = []
+            for i, o in enumerate(self.objects):
+                if i == held:
+                    continue  # it is in the gripper, not on its receptacle
+                t = OBJECT_TYPES[o.obj_type]
+                z = o.pos[2]
+                objs.append(
+                    (o.pos[0], o.pos[1], t.footprint_radius, z - t.half_height, z + t.half_height)
+                )
+            held_size = (
+                None if self.held is None else OBJECT_TYPES[self.objects[self.held].obj_type].size
+            )
+            self._clearance = RobotClearance(
+                self.layout,
+                self.articulation_values(),
+                objs,
+                base_radius=self.cfg.robot_radius,
+                margin=self.cfg.robot_clearance,
+                held_size=held_size,
+            )
+        return self._clearance
 
-    def _with_free_arm(self, x: float, y: float, yaw_center: float, yaw_spread: float):
-        """A pose at (x, y) with heading yaw_center ± yaw_spread whose arm is clear, or None."""
-        for _ in range(self.cfg.spawn_yaw_tries):
-            yaw = yaw_center + self.rng.uniform(-yaw_spread, yaw_spread)
-            if self.arm_free(x, y, yaw):
-                return self._pose(x, y, yaw)
+    def pose_ok(self, x: float, y: float, yaw: float) -> bool:
+        """The sim accepts the base there and the resting robot touches nothing."""
+        if self.footprints.collides(x, y, self.cfg.robot_radius):
+            return False
+        if self._blocked_by_door(np.array([[x, y]]), self.cfg.robot_radius + 0.05)[0]:
+            return False
+        return self.clearance().robot_free(x, y, yaw)
+
+    def _free_pose(self, x: float, y: float, yaw_center: float, yaw_spread: float):
+        """A pose at (x, y) with heading yaw_center ± yaw_spread that passes `pose_ok`."""
+        for _ in range(self.cfg.spawn_yaw_tries if yaw_spread > 0 else 1):
+            yaw = yaw_center + (
+                self.rng.uniform(-yaw_spread, yaw_spread) if yaw_spread > 0 else 0.0
+            )
+            pose = self._pose(x, y, yaw)
+            if self.pose_ok(*pose):
+                return pose
         return None
 
     def spawn_anywhere(self, away_from=None, min_dist: float = 0.0) -> tuple[float, float, float]:
@@ -251,35 +299,67 @@ class _Scene:
         xy = xy[keep]
         for i in self.rng.integers(len(xy), size=20) if len(xy) else []:
             x, y = (float(v) for v in xy[i])
-            pose = self._with_free_arm(x, y, 0.0, math.pi)
+            pose = self._free_pose(x, y, 0.0, math.pi)
             if pose is not None:
                 return pose
         raise _Retry("no free spawn cell")
 
-    def spawn_near(self, target_xy, approach_yaw: float) -> tuple[float, float, float]:
-        """Navigable, within spawn_max_dist (geodesic) of target_xy, facing it ± yaw noise."""
-        tx, ty = float(target_xy[0]), float(target_xy[1])
-        stand = self.navmap.approach_point(tx, ty, approach_yaw)
+    def _stand(self, target_xy, approach_yaw: float) -> tuple[float, float]:
+        stand = self.navmap.approach_point(float(target_xy[0]), float(target_xy[1]), approach_yaw)
         if stand is None:
             raise _Retry("target not reachable from the floor")
-        budget = self.cfg.spawn_max_dist - math.hypot(stand[0] - tx, stand[1] - ty)
+        return stand
+
+    def spawn_near(self, target_xy, approach_yaw: float) -> tuple[float, float, float]:
+        """Far spawn: navigable, within spawn_max_dist (geodesic) of target_xy, facing it ±
+        yaw noise."""
+        tx, ty = float(target_xy[0]), float(target_xy[1])
+        stand = self._stand(target_xy, approach_yaw)
+        # within the radius both via the approach point and by the NavMap's own snapping
+        # (less a hair, so float32 distance fields read back <= spawn_max_dist too)
+        radius = self.cfg.spawn_max_dist - 1e-4
+        budget = radius - math.hypot(stand[0] - tx, stand[1] - ty)
+        mask = np.zeros(self.navmap.shape, dtype=bool)
+        direct = self.navmap.candidates(near=(tx, ty), max_dist=radius)
+        mask[direct[:, 0], direct[:, 1]] = True
         cells = self.navmap.candidates(near=stand, max_dist=budget)
+        cells = cells[mask[cells[:, 0], cells[:, 1]]]
         xy = self._cells_xy(cells)
         xy = xy[~self._blocked_by_door(xy, self.navmap.robot_radius + 0.05)]
         for i in self.rng.permutation(len(xy))[:50]:
             x, y = (float(v) for v in xy[i])
-            # both measures: via the approach point and the NavMap's own snapping
-            via_stand = self.navmap.geodesic_distance((x, y), stand) + math.hypot(
-                stand[0] - tx, stand[1] - ty
-            )
-            direct = self.navmap.geodesic_distance((x, y), (tx, ty))
-            if max(via_stand, direct) > self.cfg.spawn_max_dist:
-                continue
-            facing = math.atan2(ty - y, tx - x)
-            pose = self._with_free_arm(x, y, facing, self.cfg.yaw_noise)
+            pose = self._free_pose(x, y, math.atan2(ty - y, tx - x), self.cfg.yaw_noise)
             if pose is not None:
                 return pose
         raise _Retry("no spawn cell near the target")
+
+    def _in_reach(self, pose, target_xy) -> bool:
+        x, y, yaw = pose
+        sx = x + self.cfg.shoulder_x * math.cos(yaw)
+        sy = y + self.cfg.shoulder_x * math.sin(yaw)
+        d = math.hypot(float(target_xy[0]) - sx, float(target_xy[1]) - sy)
+        return self.cfg.reach_min <= d <= self.cfg.reach_max
+
+    def spawn_close(
+        self, target_xy, approach_yaw: float, yaw_noise: float | None = None
+    ) -> tuple[float, float, float]:
+        """Close spawn: the target within the arm's reach from the shoulder without moving
+        the base; heading facing it ± yaw_noise (default cfg.yaw_noise; 0: exactly)."""
+        noise = self.cfg.yaw_noise if yaw_noise is None else yaw_noise
+        tx, ty = float(target_xy[0]), float(target_xy[1])
+        stand = self._stand(target_xy, approach_yaw)
+        cells = self.navmap.candidates(near=stand, max_dist=2 * self.cfg.reach_max)
+        xy = self._cells_xy(cells)
+        d = np.hypot(xy[:, 0] - tx, xy[:, 1] - ty)
+        reach = self.cfg.reach_max + self.cfg.shoulder_x
+        xy = xy[(d <= reach) & (d >= self.cfg.reach_min - self.cfg.shoulder_x)]
+        xy = xy[~self._blocked_by_door(xy, self.navmap.robot_radius + 0.05)]
+        for i in self.rng.permutation(len(xy))[:60]:
+            x, y = (float(v) for v in xy[i])
+            pose = self._free_pose(x, y, math.atan2(ty - y, tx - x), noise)
+            if pose is not None and self._in_reach(pose, (tx, ty)):
+                return pose
+        raise _Retry("no spawn cell within arm's reach of the target")
 
     def _pose(self, x: float, y: float, yaw: float) -> tuple[float, float, float]:
         yaw = (yaw + math.pi) % (2 * math.pi) - math.pi
@@ -328,19 +408,20 @@ def _build_pick(sc: _Scene, task: str) -> tuple:
     target = sc.target(idx, sc.pick_receptacle(open_recs, exclude=src.name))
     obj_xy = sc.objects[idx].pos[:2]
     extras: dict = {}
-    if task == "pick":
-        start = sc.spawn_near(obj_xy, sc.front_yaw(src.furniture))
-    elif task == "place":
-        goal_rec = sc.layout.receptacle(target.goal_receptacle)
-        start = sc.spawn_near(target.goal_pos[:2], sc.front_yaw(goal_rec.furniture))
-        extras["holding"] = idx
-    else:  # nav: go and stand in front of the target's receptacle, facing the object
-        stand = sc.navmap.approach_point(*obj_xy, sc.front_yaw(src.furniture))
-        if stand is None:
-            raise _Retry("target not reachable from the floor")
-        start = sc.spawn_anywhere(away_from=stand, min_dist=sc.cfg.nav_min_dist)
-        goal_yaw = math.atan2(obj_xy[1] - stand[1], obj_xy[0] - stand[0])
-        extras["nav_goal"] = list(sc._round3((stand[0], stand[1], goal_yaw)))
+    if task in ("pick", "place"):
+        if task == "place":
+            sc.held = idx
+            extras["holding"] = idx
+            where = target.goal_pos[:2]
+            approach = sc.front_yaw(sc.layout.receptacle(target.goal_receptacle).furniture)
+        else:
+            where, approach = obj_xy, sc.front_yaw(src.furniture)
+        start = sc.spawn_close(where, approach)
+        extras["robot_start_far"] = list(sc.spawn_near(where, approach))
+    else:  # nav: end where a pick of the target would start (facing it, within reach)
+        goal = sc.spawn_close(obj_xy, sc.front_yaw(src.furniture), yaw_noise=0.0)
+        start = sc.spawn_anywhere(away_from=goal[:2], min_dist=sc.cfg.nav_min_dist)
+        extras["nav_goal"] = list(goal)
     return start, [target], extras
 
 
@@ -353,8 +434,11 @@ def _build_articulated(sc: _Scene, task: str) -> tuple:
     if state == "open":
         sc.open_articulations.add(art.name)
     sc.add_clutter(sc.num_objects())
-    start = sc.spawn_near(art.handle_closed_pos[:2], sc.front_yaw(art.furniture))
-    return start, [], {"articulation": art.name}
+    handle = sc.clearance().handle_pos(art.name)  # where it is at the episode's joint value
+    approach = sc.front_yaw(art.furniture)
+    start = sc.spawn_close(handle[:2], approach)
+    far = sc.spawn_near(handle[:2], approach)
+    return start, [], {"articulation": art.name, "robot_start_far": list(far)}
 
 
 def _build_tidy_house(sc: _Scene, task: str) -> tuple:
@@ -416,25 +500,33 @@ _BUILDERS = {
 # ---------------------------------------------------------------------------------- generation
 
 
-class _SceneCache:
-    """Layouts and maps by scene seed, shared by the episodes of one generation call."""
+_CACHE_SIZE = 64
+_SCENES: OrderedDict[tuple, tuple[Layout, NavMap, Footprints]] = OrderedDict()
 
-    def __init__(self, split: str, layout_fn: LayoutFn, cfg: EpisodeGenConfig):
-        self.split, self.layout_fn, self.cfg = split, layout_fn, cfg
-        self._scenes: dict[int, tuple[Layout, NavMap, NavMap]] = {}
 
-    def get(self, scene_seed: int) -> tuple[Layout, NavMap, NavMap]:
-        """(layout, base navmap, arm map: where the resting arm may be)."""
-        if scene_seed not in self._scenes:
-            layout = self.layout_fn(scene_seed, self.split)
-            navmap = NavMap(layout, robot_radius=self.cfg.robot_radius)
-            self._scenes[scene_seed] = (layout, navmap, self._arm_map(layout))
-        return self._scenes[scene_seed]
+def scene_assets(
+    scene_seed: int, split: str, layout_fn: LayoutFn, robot_radius: float
+) -> tuple[Layout, NavMap, Footprints]:
+    """(layout, NavMap, sim footprints) of a scene, from an LRU cache shared by all calls
+    (the NavMap's distance fields are deterministic, so sharing never changes results)."""
+    key = (layout_fn, int(scene_seed), split, float(robot_radius))
+    if key in _SCENES:
+        _SCENES.move_to_end(key)
+        return _SCENES[key]
+    layout = layout_fn(scene_seed, split)
+    assets = (layout, NavMap(layout, robot_radius=robot_radius), Footprints(layout))
+    _SCENES[key] = assets
+    if len(_SCENES) > _CACHE_SIZE:
+        _SCENES.popitem(last=False)
+    return assets
 
-    def _arm_map(self, layout: Layout) -> NavMap:
-        tall = [f for f in layout.furniture if 2 * f.half_size[2] > self.cfg.arm_min_height]
-        arm_layout = dataclasses.replace(layout, furniture=tall, receptacles=[], articulations=[])
-        return NavMap(arm_layout, robot_radius=self.cfg.arm_clearance)
+
+def scene_pool(seed: int, split: str, index: int) -> list[int]:
+    """Scene seeds the episode `index` draws from: its block's pool (task-independent)."""
+    block = index // EPISODES_PER_BLOCK
+    rng = np.random.default_rng([_POOL_SALT, seed, SPLITS.index(split), block])
+    n = SCENE_SEEDS[split]
+    return [int(v) for v in rng.choice(n, size=min(SCENES_PER_BLOCK, n), replace=False)]
 
 
 def generate_episodes(
@@ -455,19 +547,23 @@ def generate_episodes(
     if n < 0:
         raise EpisodeError(f"number of episodes must be >= 0, got {n}")
     cfg = config or EpisodeGenConfig()
-    scenes = _SceneCache(split, layout_fn or _default_layout_fn, cfg)
-    return [_generate_one(task, split, seed, i, scenes, cfg) for i in range(n)]
+    fn = layout_fn or _default_layout_fn
+    return [_generate_one(task, split, seed, i, fn, cfg) for i in range(n)]
 
 
 def _generate_one(
-    task: str, split: str, seed: int, index: int, scenes: _SceneCache, cfg
+    task: str, split: str, seed: int, index: int, layout_fn: LayoutFn, cfg
 ) -> Episode:
     rng = np.random.default_rng([seed, TASKS.index(task), SPLITS.index(split), index])
+    pool = scene_pool(seed, split, index)
     last = ""
-    for _ in range(cfg.max_attempts):
-        scene_seed = int(rng.integers(SCENE_SEEDS[split]))
-        layout, navmap, arm_map = scenes.get(scene_seed)
-        sc = _Scene(layout, navmap, rng, cfg, arm_map)
+    for attempt in range(cfg.max_attempts):
+        if attempt < 2 * len(pool):  # the block's pool first, then any scene of the split
+            scene_seed = pool[int(rng.integers(len(pool)))]
+        else:
+            scene_seed = int(rng.integers(SCENE_SEEDS[split]))
+        layout, navmap, footprints = scene_assets(scene_seed, split, layout_fn, cfg.robot_radius)
+        sc = _Scene(layout, navmap, rng, cfg, footprints)
         try:
             start, targets, extras = _BUILDERS[task](sc, task)
         except _Retry as err:

@@ -1,7 +1,10 @@
 """2-D navigability map of a Layout: occupancy grid, geodesic distances, paths.
 
-Obstacles are the walls and the furniture footprints, inflated by the robot radius, so a
-cell is navigable when the robot's *centre* may stand there. Geodesic distances come from
+Obstacles are the walls and the furniture footprints, inflated by the robot radius. A cell
+is navigable only when the robot's centre may stand *anywhere* in the cell: every point of
+a navigable cell passes the sim's exact base check (`world.Footprints.collides` with the
+robot radius), so nav goals, spawns and paths through navigable cells are always accepted
+by `RearrangeSim.set_base_pose`. Geodesic distances come from
 Dijkstra on a 16-connected grid (the 8 king moves plus the 8 knight moves); the knight
 moves cut the worst-case over-estimate of straight paths from 8 % (8-connected) to ~3 %.
 Tasks query the distance to the same goal every step, so one distance field is computed
@@ -29,6 +32,12 @@ _MOVES: tuple[tuple[int, int], ...] = (
     (1, 2), (2, 1), (2, -1), (1, -2),
     (1, 3), (3, 1), (3, -1), (1, -3), (2, 3), (3, 2), (3, -2), (2, -3),
 )  # fmt: skip
+
+
+# Extra clearance (m) a navigable cell keeps: covers float round-off and the 5-decimal
+# rounding of stored episode poses, so a point of a navigable cell never grazes an obstacle.
+_MARGIN = 1e-4
+_AXIS_EPS = 1e-9
 
 
 @cache
@@ -81,10 +90,11 @@ class NavMap:
             max(1, math.ceil((ymax - ymin) / resolution - 1e-9)),
             max(1, math.ceil((xmax - xmin) / resolution - 1e-9)),
         )
-        # distance to the nearest obstacle: exact below robot_radius + resolution, an
-        # over-estimate beyond (boxes are only rasterised near themselves, for speed)
+        # distance from each cell (the whole square) to the nearest obstacle: exact (or a
+        # lower bound) below robot_radius + resolution, an over-estimate beyond (boxes are
+        # only rasterised near themselves, for speed)
         self.clearance = self._clearance_field()
-        self.navigable = self.clearance >= self.robot_radius
+        self.navigable = self.clearance >= self.robot_radius + _MARGIN
         self._node_of = np.full(self.shape, -1, dtype=np.int64)
         self._cells = np.argwhere(self.navigable)  # node id -> (row, col)
         self._node_of[self.navigable] = np.arange(len(self._cells))
@@ -93,6 +103,7 @@ class NavMap:
         self._main_cells = self._largest_component()
         self._cache_size = cache_size
         self._fields: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._near: OrderedDict[tuple[int, float], np.ndarray] = OrderedDict()
         # nearest navigable cell of every cell, for snapping
         if len(self._cells):
             _, idx = ndimage.distance_transform_edt(~self.navigable, return_indices=True)
@@ -126,7 +137,7 @@ class NavMap:
         return boxes
 
     def _clearance_field(self) -> np.ndarray:
-        """Distance (m) from each cell centre to the nearest obstacle or the outer bounds."""
+        """Distance (m) from each cell square to the nearest obstacle or the outer bounds."""
         ny, nx = self.shape
         xs = self.origin[0] + (np.arange(nx) + 0.5) * self.resolution
         ys = self.origin[1] + (np.arange(ny) + 0.5) * self.resolution
@@ -134,27 +145,39 @@ class NavMap:
         to_bounds = np.minimum.outer(
             np.minimum(ys - ymin, ymax - ys), np.minimum(xs - xmin, xmax - xs)
         )
-        clearance = np.maximum(to_bounds, 0.0)
+        clearance = np.maximum(to_bounds - 0.5 * self.resolution, 0.0)
         reach = self.robot_radius + self.resolution
         for cx, cy, hx, hy, yaw in self._obstacle_boxes():
             self._carve_box(clearance, xs, ys, (cx, cy, hx, hy, yaw), reach)
         return clearance
 
     def _carve_box(self, clearance, xs, ys, box, reach: float) -> None:
-        """Lower `clearance` to the exact distance to one rotated box, near that box only."""
+        """Lower `clearance` to the distance from each cell square to one rotated box.
+
+        Axis-aligned boxes (every layout yaw is a multiple of 90 degrees): the distance
+        between the square and the box is the centre's distance to the box grown by half a
+        cell, exact. Other yaws: the centre's distance minus half the cell diagonal, a lower
+        bound (the distance is 1-Lipschitz).
+        """
         cx, cy, hx, hy, yaw = box
         c, s = math.cos(yaw), math.sin(yaw)
-        ex = abs(c) * hx + abs(s) * hy + reach  # axis-aligned extent of the box + margin
-        ey = abs(s) * hx + abs(c) * hy + reach
-        c0, c1 = np.searchsorted(xs, [cx - ex, cx + ex])
-        r0, r1 = np.searchsorted(ys, [cy - ey, cy + ey])
+        wx = abs(c) * hx + abs(s) * hy  # axis-aligned half extent of the box
+        wy = abs(s) * hx + abs(c) * hy
+        half = 0.5 * self.resolution
+        c0, c1 = np.searchsorted(xs, [cx - wx - reach - half, cx + wx + reach + half])
+        r0, r1 = np.searchsorted(ys, [cy - wy - reach - half, cy + wy + reach + half])
         if c0 >= c1 or r0 >= r1:
             return
         dx = xs[None, c0:c1] - cx
         dy = ys[r0:r1, None] - cy
-        lx = np.abs(c * dx + s * dy) - hx
-        ly = np.abs(-s * dx + c * dy) - hy
-        dist = np.hypot(np.maximum(lx, 0.0), np.maximum(ly, 0.0))
+        if abs(math.sin(2.0 * yaw)) < _AXIS_EPS:
+            lx, ly = np.abs(dx) - wx - half, np.abs(dy) - wy - half
+            dist = np.hypot(np.maximum(lx, 0.0), np.maximum(ly, 0.0))
+        else:
+            lx = np.abs(c * dx + s * dy) - hx
+            ly = np.abs(-s * dx + c * dy) - hy
+            dist = np.hypot(np.maximum(lx, 0.0), np.maximum(ly, 0.0)) - math.sqrt(2.0) * half
+            dist = np.maximum(dist, 0.0)
         np.minimum(clearance[r0:r1, c0:c1], dist, out=clearance[r0:r1, c0:c1])
 
     def _largest_component(self) -> np.ndarray:
@@ -192,7 +215,10 @@ class NavMap:
         data = np.concatenate(costs) if costs else np.zeros(0)
         i = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
         j = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
-        return sparse.csr_matrix((data, (i, j)), shape=(n, n))
+        # both directions stored once here: queries run directed=True, which skips scipy's
+        # per-call symmetrisation of the graph
+        g = sparse.csr_matrix((data, (i, j)), shape=(n, n))
+        return (g + g.T).tocsr()
 
     # ------------------------------------------------------------------ queries
     def is_navigable(self, x: float, y: float) -> bool:
@@ -225,7 +251,7 @@ class NavMap:
         node = int(self._node_of[goal])
         field = self._fields.get(node)
         if field is None:
-            field = csgraph.dijkstra(self._graph, directed=False, indices=node).astype(np.float32)
+            field = csgraph.dijkstra(self._graph, directed=True, indices=node).astype(np.float32)
             self._fields[node] = field
             if len(self._fields) > self._cache_size:
                 self._fields.popitem(last=False)
@@ -374,10 +400,26 @@ class NavMap:
         """(row, col) of navigable cells, optionally within `max_dist` geodesic of `near`."""
         if near is None:
             return self._main_cells
-        field = self.distance_field(float(near[0]), float(near[1]))
-        if len(field) == 0:
-            return self._cells
         cell = self._snap_cell(float(near[0]), float(near[1]))
+        if cell is None:
+            return self._cells
         offset = self._snap_offset(float(near[0]), float(near[1]), cell)
-        limit = math.inf if max_dist is None else max_dist - offset
-        return self._cells[np.isfinite(field) & (field <= limit)]
+        if max_dist is None:
+            field = self.distance_field(float(near[0]), float(near[1]))
+            return self._cells[np.isfinite(field)]
+        limit = max_dist - offset
+        if limit < 0:
+            return self._cells[:0]
+        # Dijkstra stopped at the limit explores a small neighbourhood only; the distances
+        # it returns within the limit are exact, so the cells are those of the full field.
+        key = (int(self._node_of[cell]), float(limit))
+        found = self._near.get(key)
+        if found is None:
+            field = csgraph.dijkstra(self._graph, directed=True, indices=key[0], limit=limit)
+            found = self._cells[np.isfinite(field) & (field <= limit)]
+            self._near[key] = found
+            if len(self._near) > self._cache_size:
+                self._near.popitem(last=False)
+        else:
+            self._near.move_to_end(key)
+        return found

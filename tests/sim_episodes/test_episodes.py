@@ -265,17 +265,21 @@ def test_pick_sometimes_from_the_open_fridge():
 
 
 def test_spawn_heading_keeps_the_resting_arm_off_walls():
-    from rearrange.sim.episodes import EpisodeGenConfig, _Scene, _SceneCache
+    from rearrange.sim.episodes import EpisodeGenConfig, _Scene, scene_assets
 
     cfg = EpisodeGenConfig()
-    layout, navmap, arm_map = _SceneCache("val", fixture_layout, cfg).get(0)
-    sc = _Scene(layout, navmap, np.random.default_rng(0), cfg, arm_map)
-    # 0.5 m from the divider wall (x = 4): the 0.75 m arm hits it facing +x, not facing -x
+    layout, navmap, footprints = scene_assets(0, "val", fixture_layout, cfg.robot_radius)
+    sc = _Scene(layout, navmap, np.random.default_rng(0), cfg, footprints)
+    # 0.5 m from the divider wall (x = 4): the ~0.68 m arm hits it facing +x, not facing -x
     assert navmap.is_navigable(3.5, 1.5)
-    assert not sc.arm_free(3.5, 1.5, 0.0)
-    assert sc.arm_free(3.5, 1.5, math.pi)
+    assert not sc.pose_ok(3.5, 1.5, 0.0)
+    assert sc.pose_ok(3.5, 1.5, math.pi)
     for ep in gen("pick", 8) + gen("tidy_house", 4):
-        assert sc.arm_free(*ep.robot_start)
+        layout = fixture_layout(ep.scene_seed, "val")
+        navmap = scene_assets(ep.scene_seed, "val", fixture_layout, cfg.robot_radius)[1]
+        sc = _Scene(layout, navmap, np.random.default_rng(0), cfg)
+        sc.objects = ep.objects
+        assert sc.pose_ok(*ep.robot_start)
 
 
 def test_episodes_start_collision_free_in_the_mujoco_sim():

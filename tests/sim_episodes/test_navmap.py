@@ -30,12 +30,15 @@ def _around_corner(a, corner, r) -> float:
 
 
 def test_geodesic_through_the_doorway_matches_hand_computed(door_map):
-    # Wall x in [3.95, 4.05], doorway y in [4.0, 5.2]; inflated by R the lower door post is a
-    # stadium whose top corners are circles of radius R around (3.95, 4.0) and (4.05, 4.0).
+    # Wall x in [3.95, 4.05], doorway y in [4.0, 5.2]. A cell is navigable when its whole
+    # square is >= R from the wall, so for cell centres the lower door post is the wall end
+    # grown by half a cell (h = 0.025): x in [3.925, 4.075], y <= 4.025, inflated by R, a
+    # stadium whose top corners are circles of radius R around (3.925, 4.025), (4.075, 4.025).
     a, b = (2.0, 0.8), (6.0, 0.8)
-    half = _around_corner(a, (3.95, 4.0), R)
-    expected = 2 * half + 0.1  # two symmetric halves + the flat top of the wall end
-    assert expected == pytest.approx(8.233, abs=1e-3)  # the hand computation itself
+    h = 0.025
+    half = _around_corner(a, (3.95 - h, 4.0 + h), R)
+    expected = 2 * half + 0.1 + 2 * h  # two symmetric halves + the flat top of the wall end
+    assert expected == pytest.approx(8.305, abs=1e-3)  # the hand computation itself
     got = door_map.geodesic_distance(a, b)
     assert got == pytest.approx(expected, rel=0.015)  # 32-direction grid: ≤ 1.3 % + a cell
     assert got > math.dist(a, b) + 4.0  # far longer than the straight line through the wall
@@ -71,7 +74,8 @@ def test_occupancy_inflation_and_bounds(door_map):
     assert door_map.is_navigable(2.0, 3.0)
     assert not door_map.is_navigable(4.0, 2.0)  # inside the wall
     assert not door_map.is_navigable(3.7, 2.0)  # 0.25 m from the wall face < radius
-    assert door_map.is_navigable(3.6, 2.0)  # 0.35 m from the wall face
+    assert door_map.is_navigable(3.59, 2.0)  # its cell [3.55, 3.6] is >= 0.35 m from the face
+    assert not door_map.is_navigable(3.61, 2.0)  # cell [3.6, 3.65]: 0.3 m, no safety margin
     assert not door_map.is_navigable(0.2, 3.0)  # too close to the outer wall
     assert not door_map.is_navigable(-1.0, 3.0)  # outside the bounds
     assert door_map.is_navigable(4.0, 4.6)  # in the doorway
@@ -104,9 +108,9 @@ def test_shortest_path_goes_through_the_door_and_is_clear(door_map):
 
 def test_snap_and_snapped_geodesic(door_map):
     assert door_map.snap(2.0, 3.0) == (2.0, 3.0)
-    x, y = door_map.snap(3.9, 2.0)  # too close to the wall: pushed out to x <= 3.65
+    x, y = door_map.snap(3.9, 2.0)  # too close to the wall: pushed out to the cell [3.55, 3.6]
     assert door_map.is_navigable(x, y)
-    assert x == pytest.approx(3.625, abs=0.03) and y == pytest.approx(2.0, abs=0.03)
+    assert x == pytest.approx(3.575, abs=1e-9) and y == pytest.approx(2.0, abs=0.03)
     # distance to an off-map point adds the snap distance
     d = door_map.geodesic_distance((2.0, 2.0), (3.9, 2.0))
     assert d == pytest.approx(1.9, abs=0.05)
