@@ -7,7 +7,7 @@ rest: episode choice, sim reset, action decoding, success bonus, termination, tr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import gymnasium
 import numpy as np
@@ -121,6 +121,14 @@ class SkillEnv(gymnasium.Env):
     def _base_movement(self) -> bool:
         return self.task == "nav" or self.config.base_movement
 
+    def _spawn_for_base_movement(self, episode: Episode) -> Episode:
+        """Manipulation skills with base movement start farther away (≤ 2 m, the VER paper's
+        "+ base movement" variants); without it they start within the arm's reach."""
+        far = episode.extras.get("robot_start_far")
+        if self.task == "nav" or not self.config.base_movement or far is None:
+            return episode
+        return replace(episode, robot_start=tuple(far))
+
     @property
     def episodes(self) -> list[Episode]:
         return self._episodes
@@ -130,7 +138,7 @@ class SkillEnv(gymnasium.Env):
         super().reset(seed=seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        self.episode = self._choose_episode(options or {})
+        self.episode = self._spawn_for_base_movement(self._choose_episode(options or {}))
         self.sim.reset(self.episode)
         self.target = skill_target_from_episode(self.task, self.episode, self.config.thresholds)
         self.num_steps = 0

@@ -144,21 +144,27 @@ def _ik_action(sim, goal_base: np.ndarray, grip: float) -> np.ndarray:
     return action
 
 
-def _nearest_episode(env) -> int:
-    def dist(e):
-        obj = e.objects[e.targets[0].obj_index].pos
-        return float(np.hypot(obj[0] - e.robot_start[0], obj[1] - e.robot_start[1]))
+def _clearest_episode(env) -> int:
+    """The episode whose target has the most room around it (starts are all within reach),
+    so a straight-line scripted arm does not brush a neighbour first."""
 
-    return int(np.argmin([dist(e) for e in env.episodes]))
+    def clearance(e):
+        target = np.array(e.objects[e.targets[0].obj_index].pos[:2])
+        others = [
+            np.array(o.pos[:2]) for i, o in enumerate(e.objects) if i != e.targets[0].obj_index
+        ]
+        return min((float(np.linalg.norm(target - o)) for o in others), default=np.inf)
+
+    return int(np.argmax([clearance(e) for e in env.episodes]))
 
 
 def test_scripted_pick_earns_pick_bonus_then_success(sim):
     from rearrange.sim.objects import object_type
 
-    # The nearest of these 20 spawns is within reach of a straight-line scripted arm.
+    # Every spawn is within reach; pick the target with the most room around it.
     config = default_task_config("pick", obs_preset="state", num_episodes=20)
     env = make_env("pick", config, "train", 0, sim=sim)
-    env.reset(options={"episode_index": _nearest_episode(env)})
+    env.reset(options={"episode_index": _clearest_episode(env)})
     obj = env.target.obj_index
     top = object_type(env.episode.objects[obj].obj_type).half_height + 0.01
     events = []
@@ -173,3 +179,17 @@ def test_scripted_pick_earns_pick_bonus_then_success(sim):
         if term or trunc:
             break
     assert events == ["pick", "success"] and info["success"] and term
+
+
+def test_base_movement_spawns_far_and_arm_only_spawns_close(sim):
+    for base_movement, key in ((True, "far"), (False, "close")):
+        config = default_task_config("pick", obs_preset="state", num_episodes=2)
+        config.base_movement = base_movement
+        env = make_env("pick", config, "val", 0, sim=sim)
+        env.reset(options={"episode_index": 0})
+        start = (
+            env.episodes[0].extras["robot_start_far"]
+            if key == "far"
+            else env.episodes[0].robot_start
+        )
+        np.testing.assert_allclose(sim.base_pose()[:2], start[:2], atol=1e-6)
