@@ -24,6 +24,8 @@ class EpisodeRecord:
     steps: int
     failed_skill: str = ""  # the plan step that failed, "" on success
     failure_reason: str = ""
+    video_frames: int = 0  # frames recorded for this episode's video (0: no video)
+    video: str = ""  # path of the episode's mp4, "" when not recorded
 
 
 @dataclass

@@ -1,0 +1,99 @@
+"""Oracle-skill TP-SRL on HAB val episodes: per-stage and full-task success.
+
+    MUJOCO_GL=egl python benchmarks/hab_oracle.py [--episodes 50] [--scenarios tidy_house ...]
+
+Runs every scenario with the plan's nav steps (TP-SRL) and without them (TP-SRL(NoNav):
+the oracle manipulation skills then drive the base themselves), prints a markdown table and
+writes each run's results.json under --out. With oracle skills the numbers measure the
+executor, planner, sim and task definitions, not learning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from rearrange.eval.cli import EvalArgs
+from rearrange.eval.report import EvalResult, write_json
+from rearrange.eval.runner import evaluate
+from rearrange.sim.episode_types import HAB_SCENARIOS
+
+
+def run(scenario: str, no_nav: bool, args: argparse.Namespace) -> tuple[EvalResult, float]:
+    eval_args = EvalArgs(
+        scenario=scenario,
+        no_nav=no_nav,
+        skills="oracle",
+        episodes=args.episodes,
+        split="val",
+        videos=0,
+        seed=args.seed,
+        step_limits=dict(args.step_limits),
+        progress=args.progress,
+    )
+    start = time.perf_counter()
+    result = evaluate(eval_args)
+    return result, time.perf_counter() - start
+
+
+def markdown(rows: list[tuple[EvalResult, float]]) -> str:
+    width = max(len(r.stage_names) for r, _ in rows)
+    head = "| scenario | method | eps | " + " | ".join(f"stage {k + 1}" for k in range(width))
+    lines = [head + " | full | steps/s |", "|" + "---|" * (width + 5)]
+    for result, seconds in rows:
+        cells = [
+            f"{name} {mean:.0%}"
+            for name, (mean, _, _) in zip(result.stage_names, result.stage_rows())
+        ]
+        cells += [""] * (width - len(cells))
+        steps = sum(e.steps for e in result.episodes)
+        lines.append(
+            f"| {result.scenario} | {result.label} | {len(result.episodes)} | "
+            + " | ".join(cells)
+            + f" | **{result.full_success:.0%}** | {steps / max(seconds, 1e-9):.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def failures(result: EvalResult) -> str:
+    """Count of failed skills, e.g. 'nav 7, place 3'."""
+    counts: dict[str, int] = {}
+    for e in result.episodes:
+        if not e.success:
+            skill = e.failed_skill.split("(")[0] or "?"
+            counts[skill] = counts.get(skill, 0) + 1
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--episodes", type=int, default=50)
+    p.add_argument("--scenarios", nargs="+", default=list(HAB_SCENARIOS))
+    p.add_argument("--skip-nonav", action="store_true")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--step-limit", action="append", default=[], metavar="SKILL=N")
+    p.add_argument("--out", default="runs/eval/hab_oracle")
+    p.add_argument("--no-progress", action="store_true")
+    args = p.parse_args()
+    args.step_limits = {k: int(v) for k, _, v in (s.partition("=") for s in args.step_limit)}
+    args.progress = not args.no_progress
+    rows = []
+    for scenario in args.scenarios:
+        for no_nav in (False,) if args.skip_nonav else (False, True):
+            result, seconds = run(scenario, no_nav, args)
+            rows.append((result, seconds))
+            name = f"{scenario}{'_nonav' if no_nav else ''}"
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+            write_json(result, Path(args.out) / f"{name}.json")
+            print(
+                f"{name}: full {result.full_success:.0%} in {seconds:.0f} s; "
+                f"failures: {failures(result) or 'none'}",
+                flush=True,
+            )
+    print()
+    print(markdown(rows))
+
+
+if __name__ == "__main__":
+    main()

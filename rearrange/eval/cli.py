@@ -1,0 +1,209 @@
+"""`python -m rearrange.eval SCENARIO`: TP-SRL on the Home Assistant Benchmark.
+
+Plans every episode with the PDDL planner, runs the plans with learned (checkpoint) or
+oracle skills, prints per-stage success with 95% bootstrap intervals (VER Fig. 6) and
+writes results.json, results.csv, success.png under --out plus K evaluation videos.
+`--plot a.json b.json ...` draws several saved runs on one figure instead.
+
+Usage errors (bad scenario, missing / corrupt checkpoint, unreadable file) print one line
+to stderr and exit with code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rearrange.sim.episode_types import HAB_SCENARIOS, SPLITS
+
+PROG = "python -m rearrange.eval"
+# Searched in order without --checkpoints; runs/ holds train_skill's runs/SKILL/<run>/...
+CHECKPOINT_DIRS = ("runs", "runs/checkpoints", "checkpoints")
+SKILL_KINDS = ("learned", "oracle")
+
+
+class UsageError(ValueError):
+    """Bad command-line input; printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line instead of usage + error
+        raise UsageError(f"{message} (see {PROG} --help)")
+
+
+@dataclass
+class EvalArgs:
+    scenario: str | None
+    no_nav: bool = False
+    skills: str = "learned"
+    checkpoints: str | None = None
+    episodes: int = 50
+    episodes_file: str | None = None
+    split: str = "val"
+    videos: int = 2
+    video_dir: str = "videos"
+    video_every: int = 2
+    seed: int = 0
+    out: str | None = None
+    plot: list[str] = field(default_factory=list)
+    max_steps: int = 3000
+    step_limits: dict[str, int] = field(default_factory=dict)
+    device: str = "cpu"
+    progress: bool = True
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description=__doc__.split("\n\n")[0])
+    p.add_argument("scenario", nargs="?", help=f"one of: {', '.join(HAB_SCENARIOS)}")
+    p.add_argument("--no-nav", action="store_true", help="TP-SRL(NoNav): drop the nav skills")
+    p.add_argument("--skills", default="learned", help="learned (checkpoints) or oracle")
+    p.add_argument(
+        "--checkpoints", help=f"checkpoint dir (default: {' or '.join(CHECKPOINT_DIRS)})"
+    )
+    p.add_argument("--episodes", type=int, default=50, help="number of episodes (default 50)")
+    p.add_argument("--episodes-file", help="episode JSON(.gz) instead of generating episodes")
+    p.add_argument("--split", default="val", help=f"one of {', '.join(SPLITS)} (default val)")
+    p.add_argument("--videos", type=int, default=2, help="record the first K episodes")
+    p.add_argument("--video-dir", default="videos")
+    p.add_argument("--video-every", type=int, default=2, help="a frame every N steps")
+    p.add_argument("--seed", type=int, default=0, help="episode generation seed")
+    p.add_argument("--out", help="output dir (default runs/eval/<scenario>[_nonav]_<skills>)")
+    p.add_argument(
+        "--plot",
+        nargs="+",
+        default=[],
+        metavar="RESULTS_JSON",
+        help="plot saved results.json files on one figure and exit",
+    )
+    p.add_argument("--max-steps", type=int, default=3000, help="HAB episode step limit")
+    p.add_argument(
+        "--step-limit",
+        action="append",
+        default=[],
+        metavar="SKILL=N",
+        help="override a skill's step limit, e.g. nav=600 (repeatable)",
+    )
+    p.add_argument("--device", default="cpu", help="torch device of learned skills")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def parse_args(argv: list[str] | None = None) -> EvalArgs:
+    ns = build_parser().parse_args(argv)
+    args = EvalArgs(
+        scenario=ns.scenario,
+        no_nav=ns.no_nav,
+        skills=ns.skills,
+        checkpoints=ns.checkpoints,
+        episodes=ns.episodes,
+        episodes_file=ns.episodes_file,
+        split=ns.split,
+        videos=ns.videos,
+        video_dir=ns.video_dir,
+        video_every=ns.video_every,
+        seed=ns.seed,
+        out=ns.out,
+        plot=ns.plot,
+        max_steps=ns.max_steps,
+        step_limits=_step_limits(ns.step_limit),
+        device=ns.device,
+        progress=not ns.no_progress,
+    )
+    _validate(args)
+    return args
+
+
+def _step_limits(items: list[str]) -> dict[str, int]:
+    out = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        if not value.isdigit() or int(value) <= 0:
+            raise UsageError(f"--step-limit {item!r}: expected SKILL=N with N > 0, e.g. nav=600")
+        out[name] = int(value)
+    return out
+
+
+def _validate(args: EvalArgs) -> None:
+    if args.plot and args.scenario is None:
+        return
+    if args.scenario is None:
+        raise UsageError(f"missing scenario; choose one of: {', '.join(HAB_SCENARIOS)}")
+    if args.scenario not in HAB_SCENARIOS:
+        raise UsageError(
+            f"unknown scenario {args.scenario!r}; choose one of: {', '.join(HAB_SCENARIOS)}"
+        )
+    if args.skills not in SKILL_KINDS:
+        raise UsageError(f"--skills {args.skills!r}: use one of {', '.join(SKILL_KINDS)}")
+    if args.split not in SPLITS:
+        raise UsageError(f"--split {args.split!r}: use one of {', '.join(SPLITS)}")
+    for name, value in (
+        ("--episodes", args.episodes),
+        ("--max-steps", args.max_steps),
+        ("--video-every", args.video_every),
+    ):
+        if value <= 0:
+            raise UsageError(f"{name} must be > 0, got {value}")
+    if args.videos < 0:
+        raise UsageError(f"--videos must be >= 0, got {args.videos}")
+
+
+def default_out(args: EvalArgs) -> Path:
+    suffix = "_nonav" if args.no_nav else ""
+    return Path("runs/eval") / f"{args.scenario}{suffix}_{args.skills}"
+
+
+def run_plot(args: EvalArgs) -> int:
+    from rearrange.eval.report import format_table, plot_results, read_json
+
+    results = [read_json(Path(p)) for p in args.plot]
+    for r in results:
+        print(format_table(r), end="\n\n")
+    out = Path(args.out) if args.out else Path("runs/eval")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "comparison.png"
+    plot_results(results, path)
+    print(f"plot: {path}")
+    return 0
+
+
+def run_eval(args: EvalArgs) -> int:
+    from rearrange.eval.report import format_table, plot_results, write_csv, write_json
+    from rearrange.eval.runner import evaluate
+
+    result = evaluate(args)
+    out = Path(args.out) if args.out else default_out(args)
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(result, out / "results.json")
+    write_csv(result, out / "results.csv")
+    plot_results([result], out / "success.png")
+    print(format_table(result))
+    print(f"results: {out / 'results.json'}, {out / 'results.csv'}, {out / 'success.png'}")
+    return 0
+
+
+def _quiet_imports() -> None:
+    """gymnasium_robotics prints a notice about its Adroit envs to stderr when imported
+    (the sim loads the Fetch assets from it); import it silently so errors stay one line."""
+    import contextlib
+    import io
+
+    with contextlib.redirect_stderr(io.StringIO()):
+        try:
+            import gymnasium_robotics  # noqa: F401
+        except ImportError:
+            pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = parse_args(argv)
+        _quiet_imports()
+        return run_plot(args) if args.plot and args.scenario is None else run_eval(args)
+    except (ValueError, RuntimeError, OSError) as err:
+        # Every error the packages raise for bad input (SkillError, PlanningError,
+        # EpisodeError, ReportError, CheckpointError, ...) carries a one-line message.
+        message = str(err).splitlines()[0] if str(err) else type(err).__name__
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+        return 2

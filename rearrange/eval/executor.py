@@ -1,0 +1,342 @@
+"""TP-SRL executor: run a PDDL plan's skills in order on the HAB composite env.
+
+For each plan step the executor builds the skill's target, runs the skill on
+`HabEnv.observe` / `HabEnv.apply_action` until it ends by its own termination (nav: stop;
+others: `is_done`; all: their step limit), then checks the step's PDDL postcondition with
+the habitat-lab predicate thresholds (robot_at ≤ 2 m, object_at ≤ 0.3 m, opened / closed).
+The first failed postcondition ends the episode; the number of interactions completed
+before it is the episode's stage (VER Fig. 6). The whole episode is cut at 3000 steps.
+
+HRL masks (VER Appendix B) are applied here, so every skill gets them whatever it does
+internally: nav stop is ignored while the nav skill's own goal sensor reads > 2 m, pick keeps
+its grip on once holding, place keeps it off once released (nav has no grip dimension, so
+the sim keeps the current hold).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rearrange.eval.overlays import episode_overlays
+from rearrange.eval.report import EpisodeRecord
+from rearrange.planner import PlanStep, plan_stages
+from rearrange.skills import Skill, default_layout, from_task_target, step_limit_for
+from rearrange.skills.masking import GRIP_RULES, STOP_MASK_DIST, mask_grip, mask_nav_stop
+from rearrange.tasks import HabEnv
+
+# m: extra distance out of the furniture beyond NavMap.approach_point (one grid cell).
+STAND_MARGIN = 0.05
+# Directions (relative to the furniture's front) tried for the nav goal, in order.
+APPROACH_TURNS = (0.0, math.pi / 4, -math.pi / 4, math.pi / 2, -math.pi / 2, math.pi)
+
+FrameSink = Callable[[np.ndarray], None]
+
+
+@dataclass
+class ExecutorConfig:
+    max_steps: int = 3000
+    """Global step limit of a HAB episode (all skills together)."""
+    mask_nav_stop: bool = True
+    """Ignore nav stop while the nav goal sensor reads more than `stop_mask_dist`."""
+    stop_mask_dist: float = STOP_MASK_DIST
+    mask_grip: bool = True
+    """Pick keeps the grip on once holding; place keeps it off once released."""
+    step_limits: dict[str, int] = field(default_factory=dict)
+    """Per-skill step limits overriding the skill's own (e.g. {"nav": 600})."""
+    frame_every: int = 2
+    """Record a video frame every this many env steps (when a frame sink is given)."""
+    frame_size: tuple[int, int] = (480, 360)
+    """Width, height of recorded third-person frames."""
+
+
+@dataclass
+class StepRun:
+    """What happened while one plan step ran."""
+
+    steps: int = 0
+    ended_by: str = ""  # "stop" | "done" | "step_limit" | "episode_limit"
+
+
+@dataclass
+class EpisodeProgress:
+    """Mutable state of one episode, read by the overlays."""
+
+    plan: list[PlanStep]
+    step_index: int = 0
+    stages_done: int = 0
+    num_stages: int = 0
+    nav_goal: tuple[float, float, float] | None = None
+    frames: int = 0
+    done_steps: set[int] = field(default_factory=set)
+
+
+class ExecutorError(ValueError):
+    """A skill or plan the executor cannot run (one line naming the problem and the fix)."""
+
+
+class TPSRLExecutor:
+    """Runs TP-SRL plans on a `HabEnv` with a fixed set of skills (one per skill name)."""
+
+    def __init__(
+        self, env: HabEnv, skills: Mapping[str, Skill], config: ExecutorConfig | None = None
+    ):
+        self.env = env
+        self.skills = dict(skills)
+        self.config = config or ExecutorConfig()
+
+    # --- episode ------------------------------------------------------------------------
+    def run_episode(
+        self, plan: list[PlanStep], frame_sink: FrameSink | None = None
+    ) -> EpisodeRecord:
+        """Run `plan` on the env's current episode (call `env.reset` first)."""
+        env = self.env
+        missing = sorted({s.skill for s in plan} - set(self.skills))
+        if missing:
+            raise ExecutorError(
+                f"the plan needs skills {missing} but the executor has {sorted(self.skills)}; "
+                "load them (make_skill) before running"
+            )
+        progress = EpisodeProgress(plan=plan, num_stages=len(plan_stages(plan)))
+        self._progress, self._sink = progress, frame_sink
+        failed_skill, reason = "", ""
+        for i, step in enumerate(plan):
+            progress.step_index = i
+            run = self._run_step(step)
+            ok, why = self.postcondition(step)
+            if not ok:
+                failed_skill = str(step)
+                reason = why
+                if run.ended_by == "episode_limit":
+                    limit = self._max_steps()
+                    reason = f"episode step limit {limit} reached during {step.skill} ({why})"
+                break
+            progress.done_steps.add(i)
+            if step.skill != "nav":
+                progress.stages_done += 1
+        success = not failed_skill and env.all_targets_done()
+        if not failed_skill and not success:
+            failed_skill, reason = "plan", "plan finished but not every object is at its goal"
+        return EpisodeRecord(
+            episode_id=env.episode.episode_id,
+            stages_completed=progress.stages_done,
+            success=success,
+            steps=env.num_steps,
+            failed_skill=failed_skill,
+            failure_reason=reason,
+            video_frames=progress.frames,
+        )
+
+    def _max_steps(self) -> int:
+        return min(self.config.max_steps, self.env.max_steps)
+
+    # --- one plan step ------------------------------------------------------------------
+    def _run_step(self, step: PlanStep) -> StepRun:
+        env, skill = self.env, self.skills[step.skill]
+        task_target = self.task_target(step)
+        self._progress.nav_goal = (
+            tuple(float(v) for v in task_target.nav_goal) if step.skill == "nav" else None
+        )
+        skill.reset(from_task_target(task_target, receptacle=step.receptacle), env.sim)
+        layout = default_layout(step.skill, env.skill_base_movement(step.skill))
+        limit = self.config.step_limits.get(step.skill) or int(
+            getattr(skill, "step_limit", None) or step_limit_for(step.skill)
+        )
+        masks = _GripState()
+        run = StepRun()
+        obs = env.observe(step.skill, task_target)
+        while True:
+            if env.num_steps >= self._max_steps():
+                run.ended_by = "episode_limit"
+                return run
+            action = np.asarray(skill.act(obs, env.sim), dtype=np.float32)
+            action = self._mask(step.skill, action, layout, obs, masks)
+            env.apply_action(step.skill, action)
+            run.steps += 1
+            self._maybe_record()
+            obs = env.observe(step.skill, task_target)
+            if step.skill == "nav":
+                # Nav ends only by its (masked) stop or its step limit: a skill that said
+                # stop far from the goal keeps driving (stop-masking).
+                if layout.stop is not None and action[layout.stop] > 0:
+                    run.ended_by = "stop"
+                    return run
+            elif skill.is_done(obs, env.sim):
+                run.ended_by = "done"
+                return run
+            if run.steps >= limit:
+                run.ended_by = "step_limit"
+                return run
+
+    def _mask(self, skill_name, action, layout, obs, grip_state: _GripState) -> np.ndarray:
+        cfg = self.config
+        if layout.stop is not None and cfg.mask_nav_stop:
+            dist = float(np.asarray(obs["goal_polar"]).reshape(-1)[0])
+            action = mask_nav_stop(action, layout.stop, dist, cfg.stop_mask_dist)
+        if cfg.mask_grip and layout.grip is not None:
+            holding = self.env.sim.held_object() is not None
+            grip_state.update(holding)
+            action = mask_grip(
+                action, layout.grip, GRIP_RULES.get(skill_name), holding, grip_state.released
+            )
+        return action
+
+    def _maybe_record(self) -> None:
+        if self._sink is None or self.env.num_steps % self.config.frame_every:
+            return
+        overlays = episode_overlays(self.env, self._progress)
+        w, h = self.config.frame_size
+        self._sink(self.env.render(overlays, width=w, height=h))
+        self._progress.frames += 1
+
+    # --- targets and postconditions -----------------------------------------------------
+    def task_target(self, step: PlanStep):
+        """The `rearrange.tasks` SkillTarget a skill observes for this plan step."""
+        env = self.env
+        if step.skill == "nav":
+            return env.nav_target(*nav_goal(env, step))
+        if step.skill == "pick":
+            return env.pick_target(step.target_index)
+        if step.skill == "place":
+            return env.place_target(step.target_index)
+        return env.articulation_target(step.skill, step.articulation)
+
+    def postcondition(self, step: PlanStep) -> tuple[bool, str]:
+        """(holds, reason if not) with the PDDL predicate thresholds of the HAB env."""
+        env, sim = self.env, self.env.sim
+        if step.skill == "nav":
+            xy = nav_entity_xy(env, step)
+            if env.robot_at(xy):
+                return True, ""
+            d = math.dist(sim.base_pose()[:2], xy)
+            return False, f"robot_at failed: base {d:.2f} m from {step.args[0]} (> 2 m)"
+        if step.skill == "pick":
+            held = sim.held_object()
+            if held == step.obj_index:
+                return True, ""
+            what = "nothing" if held is None else f"object {held}"
+            return False, f"not holding obj_{step.obj_index} (holding {what})"
+        if step.skill == "place":
+            if env.target_done(step.target_index):
+                return True, ""
+            goal = env.episode.targets[step.target_index].goal_pos
+            d = float(np.linalg.norm(sim.object_pos(step.obj_index) - np.asarray(goal)))
+            held = " and still held" if sim.held_object() == step.obj_index else ""
+            return False, f"object_at failed: obj_{step.obj_index} {d:.2f} m from goal{held}"
+        name = step.articulation
+        want_open = step.skill.startswith("open")
+        ok = env.opened(name) if want_open else env.closed(name)
+        if ok:
+            return True, ""
+        state = "opened" if want_open else "closed"
+        return False, f"{name} not {state} (joint {sim.articulation_pos(name):.3f})"
+
+
+class _GripState:
+    """Tracks whether the running skill has let go of an object (place's grip rule)."""
+
+    def __init__(self) -> None:
+        self.was_holding = False
+        self.released = False
+
+    def update(self, holding: bool) -> None:
+        self.released |= self.was_holding and not holding
+        self.was_holding = holding
+
+
+# --- where navigation goes ---------------------------------------------------------------
+def nav_entity_xy(env: HabEnv, step: PlanStep) -> tuple[float, float]:
+    """The thing a nav step goes to (robot_at is measured to it), in world x, y."""
+    sim, kind = env.sim, step.nav_kind
+    if kind == "object":
+        p = sim.object_pos(step.obj_index)
+    elif kind == "goal":
+        p = env.episode.targets[step.target_index].goal_pos
+    elif kind == "articulation":
+        p = _articulation(sim.layout, step.articulation).handle_closed_pos
+    else:
+        p = sim.layout.receptacle(step.args[0]).surface.center
+    return float(p[0]), float(p[1])
+
+
+def nav_goal(env: HabEnv, step: PlanStep) -> tuple[float, float, float]:
+    """(x, y, yaw) a nav step drives to: in front of the target's furniture, facing the
+    target, as the nav skill's training episodes define it (`episodes._build_pick`).
+
+    When the front is not reachable from where the robot stands (a pocket between the
+    furniture and a wall), the other sides are tried, nearest turn first."""
+    x, y = nav_entity_xy(env, step)
+    front = _front_yaw(env, step)
+    nm = env.sim.navmap
+    here = tuple(float(v) for v in env.sim.base_pose()[:2])
+    extra = _drawer_travel(env, step)
+    stand = None
+    for turn in APPROACH_TURNS if not extra else (0.0,):
+        cand = _stand_point(nm, x, y, front + turn, extra)
+        if cand is not None and math.isfinite(nm.geodesic_distance(here, cand)):
+            stand = cand
+            break
+    if stand is None:
+        stand = _stand_point(nm, x, y, front) or tuple(float(v) for v in nm.snap(x, y))
+    sx, sy = stand
+    face = math.atan2(y - sy, x - sx) if math.hypot(x - sx, y - sy) > 1e-6 else front + math.pi
+    return sx, sy, face
+
+
+def _stand_point(
+    nm: Any, x: float, y: float, yaw: float, extra: float = 0.0
+) -> tuple[float, float] | None:
+    stand = nm.approach_point(x, y, yaw)
+    if stand is None:
+        return None
+    sx, sy = float(stand[0]), float(stand[1])
+    # approach_point returns the first navigable grid cell's point, which can sit up to
+    # half a cell inside the inflated obstacle; step out a little so the base fits there
+    # (and, in front of a drawer, out of the way of the opening drawer).
+    out = STAND_MARGIN + extra
+    mx, my = sx + out * math.cos(yaw), sy + out * math.sin(yaw)
+    return (mx, my) if nm.is_navigable(mx, my) else (sx, sy)
+
+
+def _drawer_travel(env: HabEnv, step: PlanStep) -> float:
+    """How far a drawer the nav leads to slides out (0 for anything else)."""
+    if step.nav_kind != "articulation":
+        return 0.0
+    art = _articulation(env.sim.layout, step.articulation)
+    return abs(art.open - art.closed) if art.kind == "slide" else 0.0
+
+
+def _front_yaw(env: HabEnv, step: PlanStep) -> float:
+    layout, kind = env.sim.layout, step.nav_kind
+    if kind == "object":
+        rec = env.episode.objects[step.obj_index].receptacle
+        furniture = layout.receptacle(rec).furniture
+    elif kind == "goal":
+        rec = env.episode.targets[step.target_index].goal_receptacle
+        furniture = layout.receptacle(rec).furniture
+    elif kind == "articulation":
+        furniture = _articulation(layout, step.articulation).furniture
+    else:
+        furniture = layout.receptacle(step.args[0]).furniture
+    return float(layout.furniture_named(furniture).front_yaw)
+
+
+def _articulation(layout, name: str) -> Any:
+    for a in layout.articulations:
+        if a.name == name:
+            return a
+    raise ExecutorError(f"layout has no articulation {name!r}; the plan and layout disagree")
+
+
+__all__ = [
+    "EpisodeProgress",
+    "ExecutorConfig",
+    "ExecutorError",
+    "TPSRLExecutor",
+    "nav_entity_xy",
+    "nav_goal",
+]

@@ -1,0 +1,55 @@
+"""Evaluation-video overlays (VER Appendix C): a white wireframe box around each object
+still to pick, a ghost copy at each goal not yet reached, a grey sphere where the running
+nav skill is heading, and the current skill / stage written on the frame."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rearrange.sim.render import Overlays
+
+
+def objects_to_pick(progress: Any) -> list[int]:
+    """Objects whose pick step in the plan has not completed yet."""
+    return [
+        s.obj_index
+        for i, s in enumerate(progress.plan)
+        if s.skill == "pick" and i not in progress.done_steps and s.obj_index is not None
+    ]
+
+
+def goals_left(env: Any, progress: Any) -> list[tuple[int, tuple[float, float, float]]]:
+    """(object, goal position) of every target whose place step has not completed yet."""
+    placed = {
+        s.target_index
+        for i, s in enumerate(progress.plan)
+        if s.skill == "place" and i in progress.done_steps
+    }
+    return [
+        (t.obj_index, tuple(float(v) for v in t.goal_pos))
+        for k, t in enumerate(env.episode.targets)
+        if k not in placed
+    ]
+
+
+def caption(env: Any, progress: Any) -> list[str]:
+    plan = progress.plan
+    i = progress.step_index
+    skill = str(plan[i]) if plan else "-"
+    return [
+        f"{env.scenario} {env.episode.episode_id}",
+        f"skill {i + 1}/{len(plan)}: {skill}",
+        f"stage {progress.stages_done}/{progress.num_stages}  step {env.num_steps}",
+    ]
+
+
+def episode_overlays(env: Any, progress: Any) -> Overlays:
+    spheres = []
+    if progress.nav_goal is not None:
+        spheres.append((progress.nav_goal[0], progress.nav_goal[1]))
+    return Overlays(
+        boxes=objects_to_pick(progress),
+        ghosts=goals_left(env, progress),
+        spheres=spheres,
+        text=caption(env, progress),
+    )

@@ -1,0 +1,206 @@
+"""The evaluation loop behind the CLI: episodes → plans → skills → executor → EvalResult."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rearrange.eval.executor import ExecutorConfig, TPSRLExecutor
+from rearrange.eval.report import EpisodeRecord, EvalResult
+from rearrange.eval.video import VideoRecorder
+from rearrange.planner import PlanStep, make_plan, stage_names
+from rearrange.skills import Skill, SkillError, make_skill
+
+MANIPULATION = ("pick", "place", "open_fridge", "close_fridge", "open_cab", "close_cab")
+
+
+def _fix_hint(name: str) -> str:
+    return f"train it with `python -m rearrange.train_skill {name}` or use `--skills oracle`"
+
+
+def find_skill_checkpoint(args: Any, name: str) -> Path:
+    """The checkpoint of skill `name` in --checkpoints (else the default dirs).
+
+    Accepted layouts inside a dir: NAME.pt, NAME/latest.pt, NAME/*.pt (rearrange.skills),
+    and NAME/<run>/checkpoints/latest.pt (what `rearrange.train_skill` writes under runs/;
+    the newest run wins)."""
+    from rearrange.eval.cli import CHECKPOINT_DIRS
+    from rearrange.skills.learned import find_checkpoint
+
+    dirs = [args.checkpoints] if args.checkpoints else list(CHECKPOINT_DIRS)
+    for d in dirs:
+        try:
+            return find_checkpoint(d, name)
+        except SkillError:
+            pass
+        runs = sorted(Path(d).glob(f"{name}/*/checkpoints/latest.pt"), key=_mtime)
+        if runs:
+            return runs[-1]
+    raise SkillError(
+        f"skill {name!r} has no checkpoint in {' or '.join(dirs)} (looked for {name}.pt, "
+        f"{name}/*.pt, {name}/<run>/checkpoints/latest.pt); {_fix_hint(name)}"
+    )
+
+
+def _mtime(path: Path) -> float:
+    return path.stat().st_mtime
+
+
+def load_skills(args: Any, names: list[str]) -> dict[str, Skill]:
+    if args.skills == "oracle":
+        return {n: make_skill(n, "oracle", base_movement=args.no_nav) for n in names}
+    from rearrange.skills.learned import LearnedSkill
+
+    paths = {n: find_skill_checkpoint(args, n) for n in names}  # all found before loading
+    return {n: LearnedSkill(paths[n], device=args.device, skill_name=n) for n in names}
+
+
+def env_settings(skills: dict[str, Skill], no_nav: bool) -> tuple[str, int, bool]:
+    """(obs preset, depth size, manipulation base movement) the skills were trained with."""
+    presets = set()
+    depth = 128
+    for skill in skills.values():
+        space = getattr(skill, "observation_space", None)
+        if space is None:
+            continue
+        if "depth" in space.spaces:
+            presets.add("depth")
+            depth = int(space.spaces["depth"].shape[0])
+        else:
+            presets.add("state")
+    if len(presets) > 1:
+        raise SkillError(
+            "the learned skills mix depth and state-only observations; train them with "
+            "the same obs preset"
+        )
+    preset = presets.pop() if presets else "state"
+    return preset, depth, _base_movement(skills, no_nav)
+
+
+def _base_movement(skills: dict[str, Skill], no_nav: bool) -> bool:
+    manip = {n: s for n, s in skills.items() if n in MANIPULATION}
+    has_base = {
+        n: getattr(getattr(s, "layout", None), "base", None) is not None for n, s in manip.items()
+    }
+    if no_nav and not all(has_base.values()):
+        lacking = sorted(n for n, b in has_base.items() if not b)
+        raise SkillError(
+            f"--no-nav needs skills that move the base, but {', '.join(lacking)} cannot; "
+            f"train with `python -m rearrange.train_skill {lacking[0]} --base-movement`"
+        )
+    if len(set(has_base.values())) > 1:
+        raise SkillError(
+            "some manipulation skills move the base and some do not; train them all with "
+            "or all without --base-movement"
+        )
+    return bool(has_base) and all(has_base.values())
+
+
+def plan_all(episodes: list, split: str, no_nav: bool) -> list[list[PlanStep]]:
+    from rearrange.sim.apartment import generate_layout
+
+    layouts: dict[int, Any] = {}
+    plans = []
+    for ep in episodes:
+        if ep.scene_seed not in layouts:
+            layouts[ep.scene_seed] = generate_layout(ep.scene_seed, split)
+        plans.append(make_plan(layouts[ep.scene_seed], ep, no_nav=no_nav))
+    return plans
+
+
+def result_stage_names(plans: list[list[PlanStep]]) -> list[str]:
+    """The common stage names; generic "stage_k" names when plans differ."""
+    names = [stage_names(p) for p in plans]
+    if all(n == names[0] for n in names):
+        return names[0]
+    return [f"stage_{k + 1}" for k in range(max(len(n) for n in names))]
+
+
+def _progress(total: int, enabled: bool, desc: str):
+    from tqdm import tqdm
+
+    return tqdm(total=total, disable=not enabled, desc=desc, unit="ep")
+
+
+def evaluate(args: Any) -> EvalResult:
+    from rearrange.tasks import HabConfig, HabEnv
+    from rearrange.tasks.base import load_task_episodes
+
+    episodes = load_task_episodes(
+        args.scenario, args.episodes_file, args.episodes, args.split, args.seed
+    )[: args.episodes]
+    plans = plan_all(episodes, args.split, args.no_nav)
+    needed = sorted({s.skill for plan in plans for s in plan})
+    skills = load_skills(args, needed)
+    preset, depth, base = env_settings(skills, args.no_nav)
+    config = HabConfig(
+        max_steps=args.max_steps,
+        obs_preset=preset,
+        depth_size=depth,
+        skill_base_movement=base or (args.no_nav and args.skills == "oracle"),
+    )
+    env = HabEnv(args.scenario, config, split=args.split, seed=args.seed, episodes=episodes)
+    executor = TPSRLExecutor(
+        env,
+        skills,
+        ExecutorConfig(
+            max_steps=args.max_steps,
+            step_limits=dict(args.step_limits),
+            frame_every=args.video_every,
+        ),
+    )
+    records = []
+    bar = _progress(len(episodes), args.progress, args.scenario)
+    try:
+        for k, (ep, plan) in enumerate(zip(episodes, plans)):
+            env.reset(options={"episode": ep})
+            records.append(_run_one(executor, plan, args, ep, record_video=k < args.videos))
+            bar.update(1)
+            bar.set_postfix(success=f"{sum(r.success for r in records)}/{len(records)}")
+    finally:
+        bar.close()
+        env.close()
+    return EvalResult(
+        scenario=args.scenario,
+        label=label(args),
+        stage_names=result_stage_names(plans),
+        episodes=records,
+        config=_config_dict(args),
+    )
+
+
+def _run_one(executor, plan, args, ep, record_video: bool) -> EpisodeRecord:
+    if not record_video:
+        return executor.run_episode(plan)
+    suffix = "_nonav" if args.no_nav else ""
+    path = Path(args.video_dir) / f"{args.scenario}{suffix}_{ep.episode_id}.mp4"
+    recorder = VideoRecorder(path, fps=max(1, 30 // args.video_every))
+    try:
+        record = executor.run_episode(plan, frame_sink=recorder.add)
+    finally:
+        written = recorder.close()
+    record.video = str(written) if written else ""
+    return record
+
+
+def label(args: Any) -> str:
+    name = "TP-SRL(NoNav)" if args.no_nav else "TP-SRL"
+    return f"{name} ({args.skills})"
+
+
+def _config_dict(args: Any) -> dict:
+    keys = (
+        "scenario",
+        "no_nav",
+        "skills",
+        "checkpoints",
+        "episodes",
+        "episodes_file",
+        "split",
+        "seed",
+        "max_steps",
+        "step_limits",
+        "videos",
+        "video_every",
+    )
+    return {k: getattr(args, k) for k in keys}

@@ -1,0 +1,205 @@
+"""TP-SRL executor on the real HAB env: oracle end to end, stop-masking, failure stages."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from rearrange.eval.executor import ExecutorConfig, TPSRLExecutor, nav_goal
+from rearrange.planner import make_plan
+from rearrange.skills import default_layout, make_skill
+from rearrange.tasks import HabConfig, HabEnv
+from rearrange.tasks.base import load_task_episodes
+
+
+def _env(episode, base_movement=False):
+    config = HabConfig(obs_preset="state", skill_base_movement=base_movement)
+    return HabEnv(episode.task, config, split="val", episodes=[episode])
+
+
+@pytest.fixture(scope="module")
+def one_target_episode():
+    """Tidy House val episode 0 cut to its first target: nav, pick, nav, place."""
+    ep = load_task_episodes("tidy_house", None, 1, "val", 0)[0]
+    return dataclasses.replace(ep, targets=ep.targets[:1])
+
+
+class AlwaysStopNav:
+    """A nav skill that asks to stop at every step without moving."""
+
+    name = task = "nav"
+    step_limit = 300
+
+    def reset(self, target, sim=None):
+        self.steps = 0
+
+    def act(self, obs, sim):
+        self.steps += 1
+        return default_layout("nav").compose(base=np.zeros(2), stop=True)
+
+    def is_done(self, obs, sim):
+        return True
+
+
+class TeleportNav(AlwaysStopNav):
+    """Jumps to its goal pose (public sim API), then stops."""
+
+    def reset(self, target, sim=None):
+        # before the first observation, so the goal sensor already reads ~0 m
+        assert sim.set_base_pose(*target.nav_goal)
+
+    def act(self, obs, sim):
+        return default_layout("nav").compose(base=np.zeros(2), stop=True)
+
+
+class TeleportPick:
+    """Puts its target object in the gripper at once."""
+
+    name = task = "pick"
+    step_limit = 200
+
+    def reset(self, target, sim=None):
+        self.obj = target.obj_index
+        sim._start_holding(self.obj)  # test double: the sim's episode-start grasp
+
+    def act(self, obs, sim):
+        return default_layout("pick").compose(arm=np.zeros(7), grip=1.0)
+
+    def is_done(self, obs, sim):
+        return sim.held_object() == self.obj
+
+
+class IdleSkill:
+    """Never moves and never finishes by itself."""
+
+    def __init__(self, name, base_movement=False):
+        self.name = self.task = name
+        self.step_limit = 5
+        self.layout = default_layout(name, base_movement)
+
+    def reset(self, target, sim=None):
+        pass
+
+    def act(self, obs, sim):
+        return self.layout.compose(arm=np.zeros(7), grip=-1.0)
+
+    def is_done(self, obs, sim):
+        return False
+
+
+def test_oracle_skills_complete_a_tidy_house_episode(one_target_episode):
+    env = _env(one_target_episode)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode)
+    assert [s.skill for s in plan] == ["nav", "pick", "nav", "place"]
+    skills = {n: make_skill(n, "oracle") for n in ("nav", "pick", "place")}
+    record = TPSRLExecutor(env, skills).run_episode(plan)
+    assert record.failure_reason == ""
+    assert record.success and record.stages_completed == 2
+    assert 0 < record.steps == env.num_steps <= 3000
+    assert env.all_targets_done()
+
+
+def test_nav_stop_is_masked_far_from_the_goal(one_target_episode):
+    env = _env(one_target_episode)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode)[:1]
+    goal = nav_goal(env, plan[0])
+    assert math.dist(env.sim.base_pose()[:2], goal[:2]) > 2.0  # the mask must apply
+    config = ExecutorConfig(step_limits={"nav": 12})
+    record = TPSRLExecutor(env, {"nav": AlwaysStopNav()}, config).run_episode(plan)
+    # stop was ignored every step: the nav step ran to its step limit, then failed robot_at
+    assert record.steps == 12 and record.stages_completed == 0
+
+    env.reset()
+    unmasked = ExecutorConfig(step_limits={"nav": 12}, mask_nav_stop=False)
+    record = TPSRLExecutor(env, {"nav": AlwaysStopNav()}, unmasked).run_episode(plan)
+    assert record.steps == 1
+
+
+def test_failed_step_ends_the_episode_at_its_stage(one_target_episode):
+    ep = load_task_episodes("tidy_house", None, 1, "val", 0)[0]
+    env = _env(ep)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode)
+    skills = {"nav": TeleportNav(), "pick": TeleportPick(), "place": IdleSkill("place")}
+    record = TPSRLExecutor(env, skills).run_episode(plan)
+    # nav + pick 1 succeed (stage 1 reached), nav to the goal succeeds, place 1 fails
+    assert record.stages_completed == 1 and not record.success
+    assert record.failed_skill == str(plan[3]) and plan[3].skill == "place"
+    assert record.steps == 1 + 1 + 1 + 5  # place ran its 5-step limit, nothing after it
+    assert "object_at" in record.failure_reason
+
+
+def test_never_succeeding_pick_fails_at_stage_zero(one_target_episode):
+    env = _env(one_target_episode, base_movement=True)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode, no_nav=True)
+    assert [s.skill for s in plan] == ["pick", "place"]
+    skills = {"pick": IdleSkill("pick", True), "place": IdleSkill("place", True)}
+    record = TPSRLExecutor(env, skills).run_episode(plan)
+    assert (record.stages_completed, record.steps, record.success) == (0, 5, False)
+    assert record.failed_skill == str(plan[0]) and "not holding" in record.failure_reason
+
+
+def test_global_step_limit_cuts_the_episode(one_target_episode):
+    env = _env(one_target_episode)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode)
+    skills = {n: make_skill(n, "oracle") for n in ("nav", "pick", "place")}
+    record = TPSRLExecutor(env, skills, ExecutorConfig(max_steps=25)).run_episode(plan)
+    assert record.steps == 25 and not record.success
+    assert "step limit 25" in record.failure_reason
+
+
+class SetJointSkill:
+    """Open/close skill double: sets its articulation to the target value (public sim API)."""
+
+    def __init__(self, name):
+        self.name = self.task = name
+        self.step_limit = 200
+
+    def reset(self, target, sim=None):
+        sim.set_articulation_pos(
+            target.articulation, 0.46 if "drawer" in target.articulation else 1.25
+        )
+
+    def act(self, obs, sim):
+        return default_layout(self.name).compose(arm=np.zeros(7), grip=-1.0)
+
+    def is_done(self, obs, sim):
+        return True
+
+
+def test_open_cab_counts_as_a_stage_in_set_table():
+    ep = load_task_episodes("set_table", None, 1, "val", 0)[0]
+    env = _env(ep)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode)
+    kinds = [s.skill for s in plan]
+    assert kinds[:4] == ["nav", "open_cab", "nav", "pick"]  # the extra nav after open_cab
+    skills = {
+        "nav": TeleportNav(),
+        "open_cab": SetJointSkill("open_cab"),
+        "open_fridge": SetJointSkill("open_fridge"),
+        "pick": TeleportPick(),
+        "place": IdleSkill("place"),
+    }
+    record = TPSRLExecutor(env, skills).run_episode(plan)
+    # open_cab_1 and pick_1 done, place_1 fails
+    assert record.stages_completed == 2
+    assert record.failed_skill.startswith("place(")
+
+
+@pytest.mark.slow
+def test_oracle_tidy_house_several_episodes_record_consistent_stages():
+    eps = load_task_episodes("tidy_house", None, 3, "val", 0)
+    skills = {n: make_skill(n, "oracle") for n in ("nav", "pick", "place")}
+    for ep in eps:
+        env = _env(ep)
+        env.reset()
+        plan = make_plan(env.sim.layout, env.episode)
+        record = TPSRLExecutor(env, skills).run_episode(plan)
+        assert 0 <= record.stages_completed <= 10 and record.steps <= 3000
+        assert record.success == (record.stages_completed == 10 and not record.failed_skill)
