@@ -1,0 +1,29 @@
+"""Runtime skills for the planner: learned (VER checkpoints) and oracle (scripted,
+privileged), sharing one `Skill` protocol; HRL masks; termination rules."""
+
+from rearrange.skills.base import (
+    ActionLayout,
+    Skill,
+    SkillError,
+    SkillTarget,
+    default_layout,
+    from_task_target,
+    step_limit_for,
+)
+from rearrange.skills.masking import grip_for_hold, mask_grip, mask_nav_stop
+from rearrange.skills.registry import SKILL_KINDS, make_skill
+
+__all__ = [
+    "SKILL_KINDS",
+    "ActionLayout",
+    "Skill",
+    "SkillError",
+    "SkillTarget",
+    "default_layout",
+    "from_task_target",
+    "grip_for_hold",
+    "make_skill",
+    "mask_grip",
+    "mask_nav_stop",
+    "step_limit_for",
+]

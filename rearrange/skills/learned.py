@@ -1,0 +1,213 @@
+"""A skill driven by a policy trained with VER, loaded from its checkpoint.
+
+The policy (CONTRACTS §5) is recurrent: the skill keeps its hidden state and previous action
+between steps and zeroes them on `reset`. At deployment the HRL masks apply (DESIGN §6):
+nav stop is ignored while the goal is > 2 m away, grip follows the skill's grip rule.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rearrange.skills import masking
+from rearrange.skills.base import (
+    SkillError,
+    SkillTarget,
+    check_skill_name,
+    default_layout,
+    step_limit_for,
+)
+from rearrange.skills.termination import postcondition_met
+
+NAV_GOAL_KEY = "goal_polar"
+
+
+def _fix_hint(skill_name: str) -> str:
+    return (
+        f"train it with `python -m rearrange.train_skill {skill_name}` "
+        "or run with `--skills oracle`"
+    )
+
+
+def find_checkpoint(checkpoint_dir: str | Path, skill_name: str) -> Path:
+    """The checkpoint of `skill_name` under `checkpoint_dir`.
+
+    Looks for SKILL.pt, SKILL/latest.pt, then the newest train_skill run
+    (SKILL/<run>/checkpoints/latest.pt), then the newest SKILL/*.pt.
+    """
+    root = Path(checkpoint_dir)
+    sub = root / skill_name
+    for cand in (root / f"{skill_name}.pt", sub / "latest.pt"):
+        if cand.is_file():
+            return cand
+    runs = sorted(sub.glob("*/checkpoints/latest.pt"), key=lambda p: p.stat().st_mtime)
+    loose = sorted(sub.glob("*.pt"), key=lambda p: p.stat().st_mtime)
+    if runs or loose:
+        return (runs or loose)[-1]
+    raise SkillError(
+        f"no checkpoint for skill {skill_name!r} under {root} (looked for {skill_name}.pt, "
+        f"{skill_name}/<run>/checkpoints/latest.pt); {_fix_hint(skill_name)}"
+    )
+
+
+def _load_checkpoint(path: Path) -> Any:
+    from rearrange.ver_backend import checkpoint as ckpt_mod  # lazy: torch-heavy
+
+    return ckpt_mod.load_checkpoint(path, map_location="cpu")
+
+
+def _field(ckpt: Any, *names: str) -> Any:
+    for n in names:
+        if isinstance(ckpt, dict) and n in ckpt:
+            return ckpt[n]
+        if hasattr(ckpt, n):
+            return getattr(ckpt, n)
+    raise KeyError(f"checkpoint has none of the fields {names}")
+
+
+def build_policy_from_checkpoint(path: Path, skill_name: str, device: str) -> tuple[Any, Any, Any]:
+    """(policy in eval mode, observation_space, action_space); SkillError on any failure."""
+    if not path.is_file():
+        raise SkillError(
+            f"checkpoint {path} for skill {skill_name!r} not found; {_fix_hint(skill_name)}"
+        )
+    try:
+        ckpt = _load_checkpoint(path)
+        obs_space = _field(ckpt, "observation_space", "obs_space")
+        act_space = _field(ckpt, "action_space", "act_space")
+        policy = _policy_from(ckpt, obs_space, act_space)
+        policy.to(device).eval()
+    except SkillError:
+        raise
+    except Exception as exc:  # any unreadable / inconsistent file gets the same one line
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SkillError(
+            f"checkpoint {path} for skill {skill_name!r} is unreadable ({type(exc).__name__}: "
+            f"{first[:200]}); {_fix_hint(skill_name)}"
+        ) from None
+    return policy, obs_space, act_space
+
+
+def _policy_from(ckpt: Any, obs_space: Any, act_space: Any) -> Any:
+    """Rebuilds the network from the checkpoint's model config and loads its weights."""
+    from rearrange.models import build_policy
+    from rearrange.models.config import ModelConfig
+
+    model_cfg = _field(ckpt, "config")
+    if isinstance(model_cfg, dict) and "model" in model_cfg:
+        model_cfg = model_cfg["model"]
+    if isinstance(model_cfg, dict):
+        # The trainer stores plain data (lists for tuples); keep only ModelConfig fields.
+        known = ModelConfig.__dataclass_fields__
+        model_cfg = ModelConfig(
+            **{
+                k: tuple(v) if isinstance(v, list) else v
+                for k, v in model_cfg.items()
+                if k in known
+            }
+        )
+    policy = build_policy(obs_space, act_space, model_cfg)
+    policy.load_state_dict(_field(ckpt, "policy"))
+    return policy
+
+
+class LearnedSkill:
+    """Skill protocol around a trained policy checkpoint."""
+
+    def __init__(
+        self,
+        checkpoint_path: str | Path,
+        device: str = "cpu",
+        skill_name: str | None = None,
+        mask_stop: bool = True,
+        deterministic: bool = True,
+    ) -> None:
+        path = Path(checkpoint_path)
+        if not path.is_file():
+            hint = _fix_hint(skill_name or _skill_from_path(path))
+            raise SkillError(f"checkpoint {path} not found; {hint}")
+        self.name = check_skill_name(skill_name or _skill_from_path(path))
+        self.task = self.name
+        self.device = device
+        self.mask_stop = mask_stop
+        self.deterministic = deterministic
+        self.policy, self.observation_space, self.action_space = build_policy_from_checkpoint(
+            path, self.name, device
+        )
+        width = int(np.prod(self.action_space.shape))
+        self.layout = default_layout(self.name, base_movement=width == 10)
+        self.step_limit = step_limit_for(self.name)
+        self.target = SkillTarget()
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        import torch
+
+        r, h = self.policy.num_recurrent_layers, self.policy.hidden_size
+        self._hidden = torch.zeros(1, r, h, device=self.device)
+        self._prev_action = torch.zeros(1, self.layout.size, device=self.device)
+        self._not_done = torch.zeros(1, dtype=torch.bool, device=self.device)
+        self.steps = 0
+        self.stop_called = False
+        self.was_holding = False
+        self.has_released = False
+
+    def reset(self, target: SkillTarget, sim_or_env_state: Any = None) -> None:
+        self.target = target
+        self._reset_state()
+
+    def _obs_tensors(self, obs: dict) -> dict:
+        import torch
+
+        keys = list(self.observation_space.spaces)
+        missing = [k for k in keys if k not in obs]
+        if missing:
+            raise SkillError(f"skill {self.name!r} needs observations {missing}; got {sorted(obs)}")
+        return {
+            k: torch.as_tensor(np.asarray(obs[k]), dtype=torch.float32, device=self.device)[None]
+            for k in keys
+        }
+
+    def act(self, obs: dict, sim: Any) -> np.ndarray:
+        import torch
+
+        with torch.no_grad():
+            _, action, _, self._hidden = self.policy.act(
+                self._obs_tensors(obs),
+                self._hidden,
+                self._prev_action,
+                self._not_done,
+                deterministic=self.deterministic,
+            )
+        self._prev_action = action
+        self._not_done = torch.ones(1, dtype=torch.bool, device=self.device)
+        a = np.clip(action[0].cpu().numpy().astype(np.float32), -1.0, 1.0)
+        self.steps += 1
+        return self._apply_masks(a, obs, sim)
+
+    def _apply_masks(self, a: np.ndarray, obs: dict, sim: Any) -> np.ndarray:
+        holding = sim.held_object() is not None if sim is not None else False
+        self.has_released |= self.was_holding and not holding
+        self.was_holding = holding
+        a = masking.mask_grip(
+            a, self.layout.grip, masking.GRIP_RULES.get(self.name), holding, self.has_released
+        )
+        if self.layout.stop is not None:
+            if self.mask_stop and NAV_GOAL_KEY in obs:
+                a = masking.mask_nav_stop(a, self.layout.stop, masking.nav_goal_distance(obs))
+            self.stop_called = bool(a[self.layout.stop] > 0)
+        return a
+
+    def is_done(self, obs: dict, sim: Any) -> bool:
+        if self.steps >= self.step_limit or self.stop_called:
+            return True
+        return sim is not None and postcondition_met(self.name, self.target, sim)
+
+
+def _skill_from_path(path: Path) -> str:
+    """pick.pt → pick, checkpoints/pick/latest.pt → pick."""
+    stem = path.stem
+    return stem if stem != "latest" and not stem.startswith("ckpt") else path.parent.name

@@ -1,0 +1,46 @@
+"""`make_skill(name, kind)`: the one place the executor gets its skills from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rearrange.skills.base import Skill, SkillError, check_skill_name
+
+SKILL_KINDS = ("oracle", "learned")
+
+
+def make_oracle(skill_name: str, base_movement: bool = False) -> Skill:
+    from rearrange.skills.oracle_manip import OracleArticulation, OraclePick, OraclePlace
+    from rearrange.skills.oracle_nav import OracleNav
+
+    if skill_name == "nav":
+        return OracleNav()
+    if skill_name == "pick":
+        return OraclePick(base_movement=base_movement)
+    if skill_name == "place":
+        return OraclePlace(base_movement=base_movement)
+    return OracleArticulation(skill_name, base_movement=base_movement)
+
+
+def make_skill(
+    skill_name: str,
+    kind: str = "oracle",
+    checkpoint_dir: str | Path | None = None,
+    device: str = "cpu",
+    base_movement: bool = False,
+) -> Skill:
+    """An oracle (scripted, privileged) or learned (VER checkpoint) skill by name.
+
+    Learned skills load CHECKPOINT_DIR/SKILL.pt, or the newest train_skill run under
+    CHECKPOINT_DIR/SKILL/ (default dir: runs/, where `python -m rearrange.train_skill`
+    writes); their base movement comes from the checkpoint's action space.
+    """
+    check_skill_name(skill_name)
+    if kind == "oracle":
+        return make_oracle(skill_name, base_movement)
+    if kind == "learned":
+        from rearrange.skills.learned import LearnedSkill, find_checkpoint
+
+        path = find_checkpoint(checkpoint_dir or "runs", skill_name)
+        return LearnedSkill(path, device=device, skill_name=skill_name)
+    raise SkillError(f"unknown skill kind {kind!r}; use one of: {', '.join(SKILL_KINDS)}")

@@ -1,0 +1,109 @@
+"""LearnedSkill error paths: a missing or corrupt checkpoint gives one clear line."""
+
+import pytest
+
+from rearrange.skills import SkillError, make_skill
+from rearrange.skills.learned import LearnedSkill
+
+
+def test_missing_checkpoint_names_file_and_fix(tmp_path):
+    path = tmp_path / "pick.pt"
+    with pytest.raises(SkillError) as err:
+        LearnedSkill(path)
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert str(path) in msg
+    assert "python -m rearrange.train_skill pick" in msg and "--skills oracle" in msg
+
+
+def test_corrupt_checkpoint_names_file_and_fix(tmp_path):
+    path = tmp_path / "place.pt"
+    path.write_bytes(b"not a torch checkpoint \x00\x01\x02")
+    with pytest.raises(SkillError) as err:
+        LearnedSkill(path)
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert str(path) in msg and "unreadable" in msg
+    assert "python -m rearrange.train_skill place" in msg
+
+
+def test_registry_learned_without_checkpoint_dir_entry(tmp_path):
+    with pytest.raises(SkillError, match="no checkpoint for skill 'nav'"):
+        make_skill("nav", kind="learned", checkpoint_dir=tmp_path)
+
+
+def test_registry_rejects_unknown_names():
+    with pytest.raises(SkillError, match="unknown skill 'fly'"):
+        make_skill("fly")
+    with pytest.raises(SkillError, match="unknown skill kind"):
+        make_skill("pick", kind="magic")
+
+
+def test_registry_builds_every_oracle():
+    for name in ("nav", "pick", "place", "open_fridge", "close_fridge", "open_cab", "close_cab"):
+        skill = make_skill(name)
+        assert skill.name == name and skill.task == name
+
+
+def _tiny_checkpoint(path, task="pick"):
+    """A real (untrained) state-only policy checkpoint, written like the trainer does."""
+    from dataclasses import asdict
+
+    from rearrange.models import ModelConfig, build_policy
+    from rearrange.tasks import task_observation_space
+    from rearrange.tasks.actions import action_space
+    from rearrange.ver_backend.checkpoint import save_checkpoint
+
+    obs_space = task_observation_space(task, "state")
+    act_space = action_space(task, task == "nav")
+    model = ModelConfig(backbone="none", rnn_hidden_size=16, state_mlp_hidden=(16,))
+    policy = build_policy(obs_space, act_space, model)
+    config = {
+        "model": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(model).items()}
+    }
+    state = {
+        "policy": policy.state_dict(),
+        "learner": {},
+        "num_steps": 0,
+        "num_updates": 0,
+        "config": config,
+        "observation_space": obs_space,
+        "action_space": act_space,
+    }
+    save_checkpoint(path, state)
+    return obs_space
+
+
+def test_learned_skill_loads_a_trainer_checkpoint_and_acts(tmp_path):
+    import numpy as np
+
+    from rearrange.skills import SkillTarget
+
+    obs_space = _tiny_checkpoint(tmp_path / "pick" / "run1" / "checkpoints" / "latest.pt")
+    skill = make_skill("pick", kind="learned", checkpoint_dir=tmp_path)
+    assert skill.name == "pick" and skill.layout.size == 8
+    skill.reset(SkillTarget(obj_index=0))
+    obs = {k: np.full(s.shape, 0.5, dtype=np.float32) for k, s in obs_space.spaces.items()}
+    a1 = skill.act(obs, None)
+    skill.act(obs, None)
+    assert a1.shape == (8,) and np.all(np.abs(a1) <= 1.0)
+    assert not np.allclose(skill._hidden.numpy(), 0.0)  # the recurrent state is carried
+    assert skill.steps == 2 and not skill.is_done(obs, None)
+    skill.reset(SkillTarget(obj_index=0))  # a new target starts from a zero state
+    assert np.allclose(skill._hidden.numpy(), 0.0) and skill.steps == 0
+    with pytest.raises(SkillError, match="needs observations"):
+        skill.act({}, None)
+
+
+def test_learned_nav_stop_is_masked_while_goal_far(tmp_path):
+    import numpy as np
+
+    from rearrange.skills import SkillTarget
+
+    obs_space = _tiny_checkpoint(tmp_path / "nav.pt", task="nav")
+    skill = LearnedSkill(tmp_path / "nav.pt")
+    skill.reset(SkillTarget(nav_goal=(1.0, 2.0, 0.0)))
+    obs = {k: np.zeros(s.shape, dtype=np.float32) for k, s in obs_space.spaces.items()}
+    obs["goal_polar"] = np.array([5.0, 0.0], dtype=np.float32)
+    a = skill.act(obs, None)
+    assert a[2] == -1.0 and not skill.stop_called
