@@ -1,0 +1,107 @@
+"""Root training config (`TrainConfig`) and its Hydra composition from `skill_configs/`.
+
+Every field is declared (typed, documented) in a dataclass registered in Hydra's ConfigStore;
+the yaml files in `skill_configs/` only override defaults: one file per skill plus the groups
+ppo, ver, model, task and sim. `compose_train_config(skill, overrides)` is what the CLI uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from hydra import compose, initialize_config_dir
+from hydra.core.config_store import ConfigStore
+from omegaconf import OmegaConf
+
+from rearrange.models.config import ModelConfig
+from rearrange.sim.config import SimConfig
+from rearrange.tasks.config import TaskConfig
+from rearrange.ver_backend.config import PPOConfig, VERConfig
+from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig
+
+SKILLS = (
+    "nav",
+    "pick",
+    "place",
+    "open_fridge",
+    "close_fridge",
+    "open_cab",
+    "close_cab",
+    "synthetic",
+)
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "skill_configs"
+
+
+class ConfigError(ValueError):
+    """A bad skill name, override or config value (one line naming it and the fix)."""
+
+
+@dataclass
+class TrainConfig:
+    """Everything `python -m rearrange.train_skill` needs."""
+
+    skill: str = "synthetic"
+    """Skill to train (see SKILLS); 'synthetic' is the 1-D reach test env."""
+    base_movement: bool = False
+    """Manipulation skills also control the base (copied into task.base_movement)."""
+    total_steps: int | None = None
+    """Shortcut for ver.total_steps (environment steps, all ranks together)."""
+    runs_root: str = "runs"
+    """Outputs go to <runs_root>/<skill>/<run_name>/ (tb/, checkpoints/, config.yaml)."""
+    run_name: str | None = None
+    """Run directory name; None = a timestamp. An existing run with a checkpoint resumes."""
+    torch_threads: int = 1
+    """torch intra-op threads of the main process (env workers always use 1)."""
+    worker_timeout_s: float = 120.0
+    """An env that returns no step for this long is reported as stuck."""
+    ppo: PPOConfig = field(default_factory=PPOConfig)
+    ver: VERConfig = field(default_factory=VERConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    task: TaskConfig = field(default_factory=TaskConfig)
+    sim: SimConfig = field(default_factory=SimConfig)
+    synthetic: SyntheticEnvConfig = field(default_factory=SyntheticEnvConfig)
+
+
+def register_configs() -> None:
+    ConfigStore.instance().store(name="train_base", node=TrainConfig, replace=True)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def compose_train_config(skill: str, overrides: list[str] | None = None) -> TrainConfig:
+    """Compose skill_configs/<skill>.yaml + overrides into a validated TrainConfig."""
+    if skill not in SKILLS:
+        raise ConfigError(f"unknown skill {skill!r}; valid skills: {', '.join(SKILLS)}")
+    register_configs()
+    overrides = list(overrides or [])
+    try:
+        with initialize_config_dir(config_dir=str(CONFIG_DIR)):
+            cfg = compose(config_name=skill, overrides=overrides)
+    except Exception as exc:  # hydra raises several types; all mean "bad override"
+        raise ConfigError(f"bad override in {overrides}: {_one_line(exc)}") from None
+    try:
+        obj = OmegaConf.to_object(cfg)
+    except Exception as exc:  # dataclass validation (ValueError) wrapped by OmegaConf
+        raise ConfigError(f"invalid config: {_one_line(exc)}") from None
+    if obj.total_steps is not None:
+        obj.ver.total_steps = int(obj.total_steps)
+    obj.task.base_movement = obj.task.base_movement or obj.base_movement
+    obj.task.sim_overrides = {**_changed_fields(obj.sim, SimConfig()), **obj.task.sim_overrides}
+    return obj
+
+
+def _changed_fields(value, default) -> dict:
+    """Fields of a dataclass that differ from its defaults (sim.* overrides reach the task)."""
+    return {
+        f.name: getattr(value, f.name)
+        for f in fields(value)
+        if getattr(value, f.name) != getattr(default, f.name)
+    }
+
+
+def config_to_yaml(cfg: TrainConfig) -> str:
+    return OmegaConf.to_yaml(OmegaConf.structured(cfg))

@@ -1,0 +1,142 @@
+"""CLI: train one skill with VER.
+
+    python -m rearrange.train_skill SKILL [--base-movement] [--system ver|nover|ddppo]
+        [--serial] [--resume] [--run-name NAME] [hydra overrides, e.g. ppo.lr=1e-4 ver.num_envs=4]
+    torchrun --nproc-per-node 2 -m rearrange.train_skill synthetic ...
+
+Outputs: runs/SKILL/<run name or timestamp>/ with config.yaml, tb/ and checkpoints/latest.pt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from rearrange.config import SKILLS, ConfigError, TrainConfig, compose_train_config, config_to_yaml
+from rearrange.ver_backend.checkpoint import CheckpointError, find_latest
+from rearrange.ver_backend.env_worker import EnvWorkerError, TaskEnvFactory
+from rearrange.ver_backend.synthetic_env import SyntheticEnvFactory
+from rearrange.ver_backend.trainer import Trainer, TrainSetup
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m rearrange.train_skill", description=__doc__)
+    parser.add_argument("skill", help=f"one of: {', '.join(SKILLS)}")
+    parser.add_argument("--base-movement", action="store_true", help="also control the base")
+    parser.add_argument("--system", choices=("ver", "nover", "ddppo"), help="collection system")
+    parser.add_argument("--serial", action="store_true", help="everything in one process")
+    parser.add_argument("--resume", action="store_true", help="continue the latest run")
+    parser.add_argument("--run-name", help="run directory name (default: a timestamp)")
+    parser.add_argument("overrides", nargs="*", help="hydra overrides key=value")
+    return parser.parse_intermixed_args(argv)
+
+
+def cli_overrides(args: argparse.Namespace) -> list[str]:
+    extra = []
+    if args.base_movement:
+        extra.append("base_movement=true")
+    if args.system:
+        extra.append(f"ver.system={args.system}")
+    if args.serial:
+        extra.append("ver.serial=true")
+    if args.run_name:
+        extra.append(f"run_name={args.run_name}")
+    return [*extra, *args.overrides]
+
+
+def resolve_run_dir(cfg: TrainConfig, resume: bool) -> Path:
+    """runs/SKILL/NAME; --resume without a name picks the newest run with a checkpoint."""
+    root = Path(cfg.runs_root) / cfg.skill
+    if cfg.run_name:
+        run_dir = root / cfg.run_name
+    elif resume:
+        runs = sorted(
+            (p for p in root.glob("*") if find_latest(p / cfg.ver.checkpoint_dir)),
+            key=lambda p: p.stat().st_mtime,
+        )
+        if not runs:
+            raise CheckpointError(
+                f"--resume: no run with a checkpoint under {root}: train first or pass --run-name"
+            )
+        run_dir = runs[-1]
+    else:
+        # One name for all ranks: torchrun ranks start within a second of each other.
+        run_dir = root / os.environ.get("REARRANGE_RUN_NAME", time.strftime("%Y%m%d-%H%M%S"))
+    if resume and not find_latest(run_dir / cfg.ver.checkpoint_dir):
+        raise CheckpointError(
+            f"--resume: no checkpoint at {run_dir / cfg.ver.checkpoint_dir / 'latest.pt'}: "
+            "drop --resume to start a new run"
+        )
+    return run_dir
+
+
+def build_policy_for(obs_space, action_space, model_cfg):
+    from rearrange.models import build_policy
+
+    return build_policy(obs_space, action_space, model_cfg)
+
+
+def make_setup(cfg: TrainConfig, run_dir: Path) -> TrainSetup:
+    if cfg.skill == "synthetic":
+        factory = SyntheticEnvFactory(cfg.synthetic, cfg.ver.num_envs)
+    else:
+        rank = int(os.environ.get("RANK", "0"))
+        seed = cfg.ver.seed + 100_003 * rank
+        factory = TaskEnvFactory(cfg.skill, cfg.task, "train", seed)
+    return TrainSetup(
+        env_factory=factory,
+        policy_builder=functools.partial(build_policy_for, model_cfg=cfg.model),
+        run_dir=run_dir,
+        config_dict=_plain(cfg),
+        worker_timeout_s=cfg.worker_timeout_s,
+    )
+
+
+def _plain(cfg: TrainConfig) -> dict:
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(OmegaConf.structured(cfg))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    try:
+        cfg = compose_train_config(args.skill, cli_overrides(args))
+        run_dir = resolve_run_dir(cfg, args.resume)
+    except (ConfigError, CheckpointError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    torch.set_num_threads(cfg.torch_threads)
+    if int(os.environ.get("RANK", "0")) == 0:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "config.yaml").write_text(config_to_yaml(cfg))
+    try:
+        result = Trainer(cfg.ver, cfg.ppo, make_setup(cfg, run_dir)).train()
+    except EnvWorkerError as exc:
+        if exc.worker_traceback:
+            print(f"--- env worker traceback ---\n{exc.worker_traceback}", file=sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except CheckpointError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    logging.info(
+        "done: %d steps, %d updates, %.0f SPS, checkpoint %s",
+        result.num_steps,
+        result.num_updates,
+        result.sps,
+        result.checkpoint,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,344 @@
+"""Environment workers: one process per environment, talking through shared memory.
+
+Worker i waits for a STEP command on its pipe, reads its action from the shared `actions`
+array, steps the env (auto-resetting at episode end), writes observation/reward/flags into
+row i of the shared arrays and answers STEP_DONE (with the finished episode's summary, if
+any). The inference worker waits on all pipes plus every process sentinel at once, so a
+dead worker is noticed immediately instead of hanging.
+
+`SerialEnvPool` runs the same `EnvRunner` in-process (debugging, fast tests).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import math
+import multiprocessing as mp
+import os
+import signal
+import sys
+import time
+import traceback
+import warnings
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from rearrange.ver_backend.shared_memory import (
+    SharedBuffers,
+    attach_buffers,
+    create_buffers,
+)
+
+EnvFactory = Callable[[int], gym.Env]
+# Env workers render with EGL/llvmpipe and run numpy/torch: one thread each, or N workers
+# oversubscribe the cores.
+SINGLE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LP_NUM_THREADS": "1"}
+
+
+class WorkerCmd(enum.IntEnum):
+    STEP = 0
+    CLOSE = 1
+
+
+class WorkerMsg(enum.IntEnum):
+    STEP_DONE = 0  # new observation in shared memory (payload: finished-episode info or None)
+    ERROR = 1  # payload: (one-line exception, traceback)
+
+
+class EnvWorkerError(RuntimeError):
+    """An env worker died or raised; the message names the env index and the cause.
+
+    The worker's traceback (if it sent one) is kept in `worker_traceback`, not in the message."""
+
+    def __init__(self, message: str, worker_traceback: str | None = None):
+        super().__init__(message)
+        self.worker_traceback = worker_traceback
+
+
+@dataclass
+class StepResult:
+    """Env `env_id` has a new observation in the buffers (its previous step is done)."""
+
+    env_id: int
+    episode: dict[str, Any] | None = None
+
+
+@dataclass
+class TaskEnvFactory:
+    """Picklable factory for the skill tasks: env i gets seed `seed + i`."""
+
+    task: str
+    config: Any
+    split: str = "train"
+    seed: int = 0
+
+    def __call__(self, index: int) -> gym.Env:
+        from rearrange.tasks import make_env
+
+        return make_env(self.task, self.config, self.split, self.seed + index)
+
+
+class EnvRunner:
+    """Steps one env and moves its data in and out of row `index` of the buffers."""
+
+    def __init__(self, index: int, env: gym.Env, buffers: SharedBuffers):
+        self.index, self.env, self.buffers = index, env, buffers
+        self._return, self._length, self._terms = 0.0, 0, {}
+
+    def reset(self, seed: int | None) -> None:
+        obs, _ = self.env.reset(seed=seed)
+        self.buffers.write_obs(self.index, obs)
+        for name in ("reward", "terminated", "truncated", "success"):
+            self.buffers.scalars[name][self.index] = 0
+
+    def step(self) -> dict[str, Any] | None:
+        """One env step with the action in shared memory; returns the episode summary at its end."""
+        i, buf = self.index, self.buffers
+        obs, reward, terminated, truncated, info = self.env.step(buf.actions[i].copy())
+        reward = float(reward)
+        if not math.isfinite(reward):
+            warnings.warn(f"env {i}: non-finite reward {reward} replaced by -1", stacklevel=1)
+            reward = -1.0
+        self._accumulate(reward, info)
+        episode = None
+        if terminated or truncated:
+            episode = self._episode_summary(info)
+            obs, _ = self.env.reset()
+        buf.write_obs(i, obs)
+        sc = buf.scalars
+        sc["reward"][i], sc["terminated"][i], sc["truncated"][i] = reward, terminated, truncated
+        sc["success"][i] = bool(info.get("success", False))
+        sc["steps_simulated"][i] += 1
+        return episode
+
+    def _accumulate(self, reward: float, info: dict) -> None:
+        self._return += reward
+        self._length += 1
+        for key, value in info.get("reward_terms", {}).items():
+            self._terms[key] = self._terms.get(key, 0.0) + float(value)
+
+    def _episode_summary(self, info: dict) -> dict[str, Any]:
+        summary = {
+            "success": float(bool(info.get("success", False))),
+            "return": self._return,
+            "length": self._length,
+            "reward_terms": dict(self._terms),
+        }
+        self._return, self._length, self._terms = 0.0, 0, {}
+        return summary
+
+
+def _set_low_priority(nice: int) -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(nice)
+
+
+def worker_main(index: int, factory: EnvFactory, specs, conn: Connection, seed: int, nice: int):
+    """Entry point of env worker `index` (runs in its own process)."""
+    # Ctrl-C goes to the whole process group: let the main process shut workers down cleanly.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _set_low_priority(nice)
+    buffers, env = None, None
+    try:
+        buffers = attach_buffers(specs)
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(1)
+        env = factory(index)
+        runner = EnvRunner(index, env, buffers)
+        runner.reset(seed)
+        conn.send((WorkerMsg.STEP_DONE, None))
+        while conn.recv() == WorkerCmd.STEP:
+            conn.send((WorkerMsg.STEP_DONE, runner.step()))
+    except (EOFError, BrokenPipeError):
+        pass  # the main process went away
+    except BaseException as exc:  # noqa: BLE001 - reported to the main process, then exit
+        with contextlib.suppress(Exception):
+            conn.send((WorkerMsg.ERROR, (f"{type(exc).__name__}: {exc}", traceback.format_exc())))
+    finally:
+        if env is not None:
+            with contextlib.suppress(Exception):
+                env.close()
+        if buffers is not None:
+            buffers.close()
+
+
+@contextlib.contextmanager
+def _child_environment(overrides: dict[str, str]):
+    """Spawned children inherit os.environ at start: set thread limits only for them."""
+    saved = {k: os.environ.get(k) for k in overrides}
+    os.environ.update(overrides)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+class ProcessEnvPool:
+    """N env worker processes (spawn context: safe with EGL, CUDA and threads)."""
+
+    def __init__(
+        self,
+        factory: EnvFactory,
+        num_envs: int,
+        seeds: Sequence[int],
+        probe_env: gym.Env,
+        nice: int = 5,
+        start_method: str = "spawn",
+    ):
+        self.num_envs = num_envs
+        self.observation_space = probe_env.observation_space
+        self.action_space = probe_env.action_space
+        self.buffers = create_buffers(probe_env.observation_space, probe_env.action_space, num_envs)
+        ctx = mp.get_context(start_method)
+        self._conns: list[Connection] = []
+        self._procs = []
+        with _child_environment(SINGLE_THREAD_ENV):
+            for i in range(num_envs):
+                parent, child = ctx.Pipe(duplex=True)
+                proc = ctx.Process(
+                    target=worker_main,
+                    args=(i, factory, self.buffers.specs, child, int(seeds[i]), nice),
+                    daemon=True,
+                    name=f"env-worker-{i}",
+                )
+                proc.start()
+                child.close()
+                self._conns.append(parent)
+                self._procs.append(proc)
+        self._env_of = {id(c): i for i, c in enumerate(self._conns)}
+        self._env_of.update({p.sentinel: i for i, p in enumerate(self._procs)})
+
+    def step(self, env_ids: Sequence[int]) -> None:
+        for i in env_ids:
+            try:
+                self._conns[i].send(WorkerCmd.STEP)
+            except (BrokenPipeError, OSError):
+                self._raise_dead(i)
+
+    def poll(self, timeout: float, limit: int) -> list[StepResult]:
+        """Results that are ready (at most `limit`), waiting up to `timeout` s for the first."""
+        waitables = [*self._conns, *(p.sentinel for p in self._procs)]
+        ready = wait(waitables, timeout=max(0.0, timeout))
+        results = []
+        for obj in ready:
+            if isinstance(obj, int):  # a sentinel: that worker exited
+                i = self._env_of[obj]
+                if not self._conns[i].poll():
+                    self._raise_dead(i)
+                continue
+            if len(results) < limit:
+                results.append(self._receive(self._env_of[id(obj)]))
+        return results
+
+    def _receive(self, i: int) -> StepResult:
+        try:
+            kind, payload = self._conns[i].recv()
+        except (EOFError, OSError):
+            self._raise_dead(i)
+        if kind == WorkerMsg.ERROR:
+            raise EnvWorkerError(
+                f"env {i} raised {payload[0]}\n--- worker traceback ---\n{payload[1]}"
+            )
+        return StepResult(i, payload)
+
+    def _raise_dead(self, i: int):
+        proc = self._procs[i]
+        proc.join(timeout=1.0)
+        raise EnvWorkerError(f"env {i} worker process died (exit code {proc.exitcode})")
+
+    def check_alive(self) -> None:
+        for i, proc in enumerate(self._procs):
+            if not proc.is_alive():
+                if self._conns[i].poll():
+                    self._receive(i)  # raises with the worker's exception if it sent one
+                self._raise_dead(i)
+
+    def kill_worker(self, i: int) -> None:
+        """Hard-kill one worker (tests of the dead-worker path)."""
+        os.kill(self._procs[i].pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        for conn in self._conns:
+            with contextlib.suppress(Exception):
+                conn.send(WorkerCmd.CLOSE)
+        deadline = time.monotonic() + 5.0
+        for proc in self._procs:
+            proc.join(timeout=max(0.0, deadline - time.monotonic()))
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(timeout=1.0)
+        for conn in self._conns:
+            conn.close()
+        self.buffers.close()
+
+
+class SerialEnvPool:
+    """The same interface, envs stepped in-process when `step` is called."""
+
+    def __init__(
+        self, factory: EnvFactory, num_envs: int, seeds: Sequence[int], probe_env: gym.Env
+    ):
+        self.num_envs = num_envs
+        self.observation_space = probe_env.observation_space
+        self.action_space = probe_env.action_space
+        self.buffers = create_buffers(
+            probe_env.observation_space, probe_env.action_space, num_envs, shared=False
+        )
+        self._runners = [EnvRunner(i, factory(i), self.buffers) for i in range(num_envs)]
+        self._results: deque[StepResult] = deque()
+        for i, runner in enumerate(self._runners):
+            self._guard(i, lambda r=runner, s=int(seeds[i]): r.reset(s))
+            self._results.append(StepResult(i))
+
+    def _guard(self, i: int, fn: Callable[[], Any]) -> Any:
+        try:
+            return fn()
+        except Exception as exc:
+            raise EnvWorkerError(
+                f"env {i} raised {type(exc).__name__}: {exc}", traceback.format_exc()
+            ) from exc
+
+    def step(self, env_ids: Sequence[int]) -> None:
+        for i in env_ids:
+            self._results.append(StepResult(i, self._guard(i, self._runners[i].step)))
+
+    def poll(self, timeout: float, limit: int) -> list[StepResult]:
+        n = min(limit, len(self._results))
+        return [self._results.popleft() for _ in range(n)]
+
+    def check_alive(self) -> None:
+        pass
+
+    def close(self) -> None:
+        for runner in self._runners:
+            with contextlib.suppress(Exception):
+                runner.env.close()
+
+
+def make_env_pool(
+    factory: EnvFactory, num_envs: int, seeds: Sequence[int], serial: bool, nice: int = 5
+) -> ProcessEnvPool | SerialEnvPool:
+    """Probe one env in-process for its spaces, then start the pool."""
+    probe = factory(0)
+    try:
+        if serial:
+            return SerialEnvPool(factory, num_envs, seeds, probe)
+        return ProcessEnvPool(factory, num_envs, seeds, probe, nice=nice)
+    finally:
+        probe.close()
+
+
+def env_seeds(base_seed: int, rank: int, num_envs: int) -> np.ndarray:
+    """Distinct seeds per (rank, env)."""
+    return np.random.SeedSequence([base_seed, rank]).generate_state(num_envs).astype(np.int64)

@@ -1,0 +1,124 @@
+"""Pre-allocated shared-memory arrays between env workers and the inference worker.
+
+Every per-step quantity (observations, reward, done flags, actions) lives in one
+`multiprocessing.shared_memory` block per field, shaped [N, ...]. Env worker i writes row i
+and the inference worker reads it, so nothing observation-sized is pickled per step; the
+pipes only carry tiny notifications. numpy only: env workers never need to import torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from multiprocessing import shared_memory
+
+import numpy as np
+from gymnasium import spaces
+
+# Per-env scalar fields written by env worker i after each step.
+SCALAR_FIELDS: dict[str, np.dtype] = {
+    "reward": np.dtype(np.float32),
+    "terminated": np.dtype(np.bool_),
+    "truncated": np.dtype(np.bool_),
+    "success": np.dtype(np.bool_),
+    "steps_simulated": np.dtype(np.int64),
+}
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """Where one shared array lives and how to view it."""
+
+    name: str  # shared-memory block name ('' for a process-local array)
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass
+class SharedBuffers:
+    """numpy views of the shared arrays plus the blocks that back them."""
+
+    obs: dict[str, np.ndarray]
+    actions: np.ndarray
+    scalars: dict[str, np.ndarray]
+    specs: dict[str, ArraySpec] = field(default_factory=dict)
+    _blocks: list[shared_memory.SharedMemory] = field(default_factory=list, repr=False)
+    _owner: bool = False
+
+    @property
+    def reward(self) -> np.ndarray:
+        return self.scalars["reward"]
+
+    @property
+    def num_envs(self) -> int:
+        return self.actions.shape[0]
+
+    def write_obs(self, index: int, obs: dict[str, np.ndarray]) -> None:
+        for key, array in self.obs.items():
+            array[index] = obs[key]
+
+    def close(self) -> None:
+        """Detach (and, in the creating process, free) the shared blocks."""
+        self.obs, self.scalars = {}, {}
+        self.actions = np.zeros(0)
+        for block in self._blocks:
+            block.close()
+            if self._owner:
+                try:
+                    block.unlink()
+                except FileNotFoundError:
+                    pass
+        self._blocks = []
+
+
+def _field_layout(
+    obs_space: spaces.Dict, action_space: spaces.Box, num_envs: int
+) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    layout = {f"obs/{k}": ((num_envs, *s.shape), np.dtype(s.dtype)) for k, s in obs_space.items()}
+    layout["actions"] = ((num_envs, *action_space.shape), np.dtype(np.float32))
+    for name, dtype in SCALAR_FIELDS.items():
+        layout[name] = ((num_envs,), dtype)
+    return layout
+
+
+def _assemble(arrays: dict[str, np.ndarray], **kwargs) -> SharedBuffers:
+    obs = {k[4:]: v for k, v in arrays.items() if k.startswith("obs/")}
+    scalars = {k: arrays[k] for k in SCALAR_FIELDS}
+    return SharedBuffers(obs=obs, actions=arrays["actions"], scalars=scalars, **kwargs)
+
+
+def create_buffers(
+    obs_space: spaces.Dict, action_space: spaces.Box, num_envs: int, shared: bool = True
+) -> SharedBuffers:
+    """Allocate zeroed arrays for `num_envs` envs (shared memory unless `shared=False`)."""
+    arrays, specs, blocks = {}, {}, []
+    for key, (shape, dtype) in _field_layout(obs_space, action_space, num_envs).items():
+        nbytes = max(1, int(np.prod(shape)) * dtype.itemsize)
+        if shared:
+            block = shared_memory.SharedMemory(create=True, size=nbytes)
+            blocks.append(block)
+            arrays[key] = np.ndarray(shape, dtype, buffer=block.buf)
+            arrays[key][...] = 0
+            specs[key] = ArraySpec(block.name, shape, dtype.str)
+        else:
+            arrays[key] = np.zeros(shape, dtype)
+    return _assemble(arrays, specs=specs, _blocks=blocks, _owner=shared)
+
+
+def _open_block(name: str) -> shared_memory.SharedMemory:
+    # The creating process owns (and unlinks) the block. Python >= 3.13 can opt out of the
+    # resource tracker; before that, spawned children share the parent's tracker, whose
+    # registry is a set, so attaching registers nothing new.
+    try:
+        return shared_memory.SharedMemory(name=name, track=False)
+    except TypeError:
+        return shared_memory.SharedMemory(name=name)
+
+
+def attach_buffers(specs: dict[str, ArraySpec]) -> SharedBuffers:
+    """Map the arrays created by `create_buffers` in another process."""
+    arrays, blocks = {}, []
+    for key, spec in specs.items():
+        block = _open_block(spec.name)
+        blocks.append(block)
+        arrays[key] = np.ndarray(spec.shape, np.dtype(spec.dtype), buffer=block.buf)
+    return _assemble(arrays, specs=dict(specs), _blocks=blocks, _owner=False)

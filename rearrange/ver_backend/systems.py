@@ -1,0 +1,189 @@
+"""Experience collection for the three systems compared in the VER paper.
+
+- `ver`: collect T·N steps in total, from whichever envs deliver them (VER §2.2); envs
+  keep simulating their in-flight action while the learner runs.
+- `nover`: the same asynchronous collection, but exactly T steps per env; an env that has its
+  T steps waits (parked) until the next rollout.
+- `ddppo`: all envs stepped in lock-step (one batch per step), T steps each; with several
+  ranks, stragglers are preempted once `ddppo_sync_fraction` of the ranks finished and every
+  env has ≥ T/4 steps (DD-PPO §3).
+- `collect_only` (benchmark upper bound) is `ver` with the learning phase skipped.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from rearrange.ver_backend.distributed import DistContext
+from rearrange.ver_backend.env_worker import EnvWorkerError, StepResult
+from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker, StepTimer, now
+from rearrange.ver_backend.preemption import PreemptionDecider
+from rearrange.ver_backend.rollout_storage import RolloutStorage
+
+SYSTEMS = ("ver", "nover", "ddppo", "collect_only")
+WATCHDOG_TICK_S = 0.5
+
+
+@dataclass
+class CollectStats:
+    steps: int = 0
+    seconds: float = 0.0
+    episodes: list[dict[str, Any]] = field(default_factory=list)
+    batch_sizes: list[int] = field(default_factory=list)
+    preempted: bool = False
+
+
+class Collector:
+    """Drives env pool + inference worker until the rollout's quota of steps is complete."""
+
+    def __init__(
+        self,
+        pool,
+        storage: RolloutStorage,
+        inference: InferenceWorker,
+        system: str,
+        batcher: DynamicBatcher,
+        dist_ctx: DistContext | None = None,
+        decider: PreemptionDecider | None = None,
+        ddppo_sync_fraction: float = 0.6,
+        worker_timeout_s: float = 120.0,
+    ):
+        if system not in SYSTEMS:
+            raise ValueError(f"unknown system {system!r}: use one of {', '.join(SYSTEMS)}")
+        self.pool, self.storage, self.inference = pool, storage, inference
+        self.system, self.batcher = system, batcher
+        self.dist = dist_ctx or DistContext()
+        self.decider = decider
+        self.sync_fraction = ddppo_sync_fraction
+        self.worker_timeout_s = worker_timeout_s
+        self.timer = StepTimer(storage.num_envs)
+        self.ready: list[int] = []  # fresh obs not yet acted on, arrival order
+        self.ready_since: dict[int, float] = {}
+        self.busy: set[int] = set()  # action sent, result not consumed
+        self.parked: set[int] = set()  # has its T steps this rollout (nover / ddppo)
+        self.last_arrival = [math.nan] * storage.num_envs
+        self.steps_target: int | None = None  # VER multi-rank preemption S* (all ranks)
+
+    @property
+    def per_env_cap(self) -> int | None:
+        return self.storage.rollout_steps if self.system in ("nover", "ddppo") else None
+
+    # ------------------------------------------------------------------ one rollout
+    def collect(self, rollout_index: int) -> CollectStats:
+        stats = CollectStats()
+        start = now()
+        self.ready.extend(sorted(self.parked))
+        for e in self.parked:
+            self.ready_since[e] = start
+        self.parked.clear()
+        self.inference.batch_sizes = stats.batch_sizes
+        quota = self.storage.rollout_steps * self.storage.num_envs
+        self._reported, self._checked_at = 0, -1
+        last_progress = now()
+        while self.storage.num_complete < quota:
+            if self._preempt(rollout_index):
+                stats.preempted = True
+                break
+            if self._try_infer():
+                continue
+            if self._poll(quota, stats):
+                last_progress = now()
+            elif now() - last_progress > self.worker_timeout_s:
+                self._raise_stuck()
+        if self.system in ("ver", "collect_only") and self.ready:
+            self._infer(list(self.ready))  # keep every env simulating while the learner runs
+        self._report_done(rollout_index)
+        stats.steps = self.storage.num_complete
+        stats.seconds = now() - start
+        return stats
+
+    def bootstrap_values(self):
+        """[N] bootstrap values; envs without an in-flight step are evaluated now."""
+        idle = [e for e in range(self.storage.num_envs) if not self.storage.has_pending(e)]
+        return self.storage.bootstrap_values(self.inference.values(idle))
+
+    # ------------------------------------------------------------------ inference side
+    def _try_infer(self) -> bool:
+        if not self.ready:
+            return False
+        waited = now() - self.ready_since[self.ready[0]]
+        if not self.batcher.should_infer(
+            len(self.ready), len(self.busy), waited, self.timer.avg_step_s
+        ):
+            return False
+        self._infer(self.batcher.select(self.ready, self.storage.steps_this_rollout))
+        return True
+
+    def _infer(self, batch: list[int]) -> None:
+        self.inference.act(batch)
+        chosen = set(batch)
+        self.ready = [e for e in self.ready if e not in chosen]
+        self.busy.update(batch)
+        self.timer.sent(batch, now())
+        self.pool.step(batch)
+
+    # ------------------------------------------------------------------ env side
+    def _poll(self, quota: int, stats: CollectStats) -> bool:
+        if self.ready and not self.batcher.lockstep:
+            waited = now() - self.ready_since[self.ready[0]]
+            timeout = max(0.0, 0.5 * self.timer.avg_step_s - waited)
+        else:
+            timeout = WATCHDOG_TICK_S
+        limit = max(1, quota - self.storage.num_complete)
+        results = self.pool.poll(timeout, limit)
+        for result in results:
+            self._handle(result, stats)
+        return bool(results)
+
+    def _handle(self, result: StepResult, stats: CollectStats) -> None:
+        e, t, buf = result.env_id, now(), self.pool.buffers
+        self.busy.discard(e)
+        self.timer.arrived(e, t)
+        if self.decider is not None and not math.isnan(self.last_arrival[e]):
+            self.decider.record_step(e, t - self.last_arrival[e])
+        self.last_arrival[e] = t
+        if self.storage.has_pending(e):
+            done = bool(buf.scalars["terminated"][e] or buf.scalars["truncated"][e])
+            self.storage.complete_step(e, float(buf.reward[e]), done)
+        if result.episode is not None:
+            stats.episodes.append(result.episode)
+        cap = self.per_env_cap
+        if cap is not None and self.storage.steps_this_rollout[e] >= cap:
+            self.parked.add(e)
+        else:
+            self.ready.append(e)
+            self.ready_since[e] = t
+
+    def _raise_stuck(self) -> None:
+        self.pool.check_alive()
+        raise EnvWorkerError(
+            f"envs {sorted(self.busy)} returned no step for {self.worker_timeout_s:.0f} s "
+            "(worker alive but stuck): check the env's step()"
+        )
+
+    # ------------------------------------------------------------------ multi-rank
+    def _preempt(self, rollout_index: int) -> bool:
+        # Ask the store only when this rank made progress (once per inference batch at most).
+        if not self.dist.is_distributed or self.storage.num_complete == self._checked_at:
+            return False
+        self._checked_at = self.storage.num_complete
+        if self.system == "ddppo":
+            done = self.dist.add_counter(f"done/{rollout_index}", 0)
+            min_steps = int(self.storage.steps_this_rollout.min())
+            enough = min_steps >= self.storage.rollout_steps // 4
+            return enough and done >= self.sync_fraction * self.dist.world_size
+        if self.steps_target is not None:
+            delta = self.storage.num_complete - self._reported
+            self._reported = self.storage.num_complete
+            total = self.dist.add_counter(f"steps/{rollout_index}", delta)
+            return total >= self.steps_target
+        return False
+
+    def _report_done(self, rollout_index: int) -> None:
+        if self.dist.is_distributed:
+            self.dist.add_counter(f"done/{rollout_index}", 1)
+            self.dist.add_counter(
+                f"steps/{rollout_index}", self.storage.num_complete - self._reported
+            )

@@ -1,0 +1,335 @@
+"""The VER training loop: collect (inference worker) → learn (learner) → log → checkpoint.
+
+The main process plays both roles in turn (VER Appendix A.1). `serial=True` steps the envs
+in-process through the same storage, collector and learner code (debugging, fast tests).
+`overlap_learning=True` learns on rollout k in a thread while rollout k+1 is collected with
+the weights from before that update (HTS-RL style; off in the paper).
+"""
+
+from __future__ import annotations
+
+import copy
+import signal
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from torch import nn
+
+from rearrange.ver_backend.checkpoint import (
+    find_latest,
+    load_checkpoint,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+)
+from rearrange.ver_backend.config import PPOConfig, VERConfig
+from rearrange.ver_backend.distributed import DistContext, init_distributed
+from rearrange.ver_backend.env_worker import EnvWorkerError, env_seeds, make_env_pool
+from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker, now
+from rearrange.ver_backend.logging_utils import TrainLogger, episode_scalars, log
+from rearrange.ver_backend.preemption import PreemptionDecider, optimal_preemption
+from rearrange.ver_backend.rollout_storage import RolloutStorage, stale_fill
+from rearrange.ver_backend.systems import Collector
+
+PolicyBuilder = Callable[[gym.spaces.Dict, gym.spaces.Box], nn.Module]
+
+
+@dataclass
+class TrainSetup:
+    """Everything the trainer needs besides the two typed configs."""
+
+    env_factory: Callable[[int], gym.Env]
+    policy_builder: PolicyBuilder
+    run_dir: Path
+    config_dict: dict[str, Any] = field(default_factory=dict)  # saved in checkpoints
+    resume: bool = True  # continue from run_dir's checkpoint if there is one
+    system: str | None = None  # overrides ver.system ('collect_only' for benchmarks)
+    learner_factory: Callable[..., Any] | None = None
+    worker_timeout_s: float = 120.0
+    tensorboard: bool = True
+    progress: bool = True
+    max_updates: int | None = None  # stop early (benchmarks)
+
+
+@dataclass
+class TrainResult:
+    num_steps: int
+    num_updates: int
+    sps: float
+    collect_s: float
+    learn_s: float
+    checkpoint: Path | None
+    last_scalars: dict[str, float]
+
+
+class _StopFlag:
+    """First SIGINT/SIGTERM: finish the current update, checkpoint, exit. Second: interrupt."""
+
+    def __init__(self):
+        self.stop = False
+        self._saved = {}
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._saved[sig] = signal.signal(sig, self._handle)
+
+    def _handle(self, signum, frame):
+        if self.stop:
+            raise KeyboardInterrupt
+        self.stop = True
+        log.warning("signal %d: stopping after this update (again to abort)", signum)
+
+    def restore(self) -> None:
+        for sig, handler in self._saved.items():
+            signal.signal(sig, handler)
+
+
+class Trainer:
+    def __init__(self, ver: VERConfig, ppo: PPOConfig, setup: TrainSetup):
+        self.ver, self.ppo, self.setup = ver, ppo, setup
+        self.system = setup.system or ver.system
+        self.ckpt_dir = setup.run_dir / ver.checkpoint_dir
+        self.num_steps = 0
+        self.num_updates = 0
+        self.last_checkpoint: Path | None = None
+
+    # ------------------------------------------------------------------ setup
+    def _build(self, ctx: DistContext) -> None:
+        ver, setup = self.ver, self.setup
+        torch.manual_seed(ver.seed + ctx.rank)
+        np.random.seed(ver.seed + ctx.rank)
+        seeds = env_seeds(ver.seed, ctx.rank, ver.num_envs)
+        self.pool = make_env_pool(setup.env_factory, ver.num_envs, seeds, ver.serial)
+        self.obs_space, self.action_space = self.pool.observation_space, self.pool.action_space
+        self.policy = setup.policy_builder(self.obs_space, self.action_space).to(ctx.device)
+        ctx.broadcast_module(self.policy)
+        make_learner = setup.learner_factory or _default_learner
+        grad_sync = ctx.grad_sync if ctx.is_distributed else None
+        self.learner = make_learner(
+            self.policy, self.ppo, ver.total_updates(ctx.world_size), grad_sync=grad_sync
+        )
+        self.actor = copy.deepcopy(self.policy) if ver.overlap_learning else self.policy
+        self.storage = RolloutStorage(
+            ver.num_envs,
+            ver.rollout_steps,
+            self.obs_space,
+            self.action_space,
+            self.policy.num_recurrent_layers,
+            self.policy.hidden_size,
+            ctx.device,
+        )
+        self.inference = InferenceWorker(self.actor, self.storage, self.pool.buffers)
+        batcher = DynamicBatcher(
+            ver.resolved_min_inference_batch,
+            ver.resolved_max_inference_batch,
+            lockstep=self.system == "ddppo",
+        )
+        use_preemption = ver.preemption and ctx.is_distributed and self.system == "ver"
+        self.decider = (
+            PreemptionDecider(
+                ver.num_envs, ver.resolved_preemption_step_window, ver.preemption_learn_window
+            )
+            if use_preemption
+            else None
+        )
+        self.collector = Collector(
+            self.pool,
+            self.storage,
+            self.inference,
+            self.system,
+            batcher,
+            ctx,
+            self.decider,
+            ver.ddppo_sync_fraction,
+            setup.worker_timeout_s,
+        )
+
+    # ------------------------------------------------------------------ checkpoints
+    def _state(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy.state_dict(),
+            "learner": self.learner.state_dict(),
+            "num_steps": self.num_steps,
+            "num_updates": self.num_updates,
+            "config": self.setup.config_dict,
+            "observation_space": self.obs_space,
+            "action_space": self.action_space,
+            "rng": rng_state(),
+        }
+
+    def save(self, ctx: DistContext) -> None:
+        if ctx.is_main:
+            self.last_checkpoint = save_checkpoint(self.ckpt_dir / "latest.pt", self._state())
+
+    def _maybe_resume(self, ctx: DistContext) -> None:
+        path = find_latest(self.ckpt_dir) if self.setup.resume else None
+        if path is None:
+            return
+        state = load_checkpoint(path, map_location=ctx.device)
+        self.policy.load_state_dict(state["policy"])
+        self.learner.load_state_dict(state["learner"])
+        self.num_steps, self.num_updates = int(state["num_steps"]), int(state["num_updates"])
+        set_rng_state(state["rng"])
+        if self.actor is not self.policy:
+            self.actor.load_state_dict(self.policy.state_dict())
+        self.inference.policy_version = self.num_updates
+        self.last_checkpoint = path
+        log.info("resumed from %s at step %d, update %d", path, self.num_steps, self.num_updates)
+
+    # ------------------------------------------------------------------ loop
+    def train(self) -> TrainResult:
+        ctx = init_distributed(self.ver.device)
+        stop = _StopFlag()
+        stop.install()
+        self.pool = None
+        logger = None
+        try:
+            self._build(ctx)
+            self._maybe_resume(ctx)
+            logger = TrainLogger(
+                self.setup.run_dir / "tb" if self.setup.tensorboard else None,
+                self.ver.total_steps,
+                self.num_steps,
+                enabled=ctx.is_main and self.setup.progress,
+            )
+            return self._loop(ctx, logger, stop)
+        except EnvWorkerError as exc:
+            where = self.last_checkpoint or "none yet"
+            raise EnvWorkerError(f"{exc}; last checkpoint: {where}", exc.worker_traceback) from None
+        finally:
+            stop.restore()
+            if logger is not None:
+                logger.close()
+            if self.pool is not None:
+                self.pool.close()
+            ctx.close()
+
+    def _loop(self, ctx: DistContext, logger: TrainLogger, stop: _StopFlag) -> TrainResult:
+        ver = self.ver
+        previous = None
+        thread, thread_out = None, {}
+        collect_total = learn_total = 0.0
+        start_steps, t_start, scalars = self.num_steps, now(), {}
+        run_start = (start_steps, t_start)
+        updates_run = 0
+        while self.num_steps < ver.total_steps and not stop.stop:
+            if self.setup.max_updates is not None and updates_run >= self.setup.max_updates:
+                break
+            self._plan_preemption(ctx)
+            stats = self.collector.collect(self.num_updates)
+            fill = ver.steps_per_rollout - stats.steps if stats.preempted else 0
+            rollout = self.storage.build_rollout(
+                self.collector.bootstrap_values(), stale_fill(previous, fill)
+            )
+            previous = rollout
+            self.storage.start_next_rollout()
+            t_learn = now()
+            if self.system == "collect_only":
+                learn_stats = {}
+            elif ver.overlap_learning:
+                learn_stats = self._join(thread, thread_out)
+                thread = self._learn_async(rollout, thread_out)
+            else:
+                learn_stats = self.learner.update(rollout)
+            learn_s = now() - t_learn
+            if self.decider is not None:
+                self.decider.record_learn(learn_s)
+            self.inference.policy_version += 1
+            self.num_updates += 1
+            updates_run += 1
+            new_steps = int(ctx.all_reduce_sum(stats.steps))
+            self.num_steps += new_steps
+            collect_total += stats.seconds
+            learn_total += learn_s
+            scalars = self._scalars(stats, learn_stats, learn_s, new_steps, t_start, start_steps)
+            logger.recent_episodes.extend(stats.episodes)
+            scalars.update(episode_scalars(list(logger.recent_episodes)))
+            if self.num_updates % ver.log_interval == 0 or self.num_steps >= ver.total_steps:
+                logger.update(self.num_steps, self.num_updates, scalars, new_steps)
+            elif logger.bar is not None:
+                logger.bar.update(new_steps)
+            if self.num_updates % ver.checkpoint_interval == 0:
+                # Overlap: finish the running update so weights and learner state agree.
+                self._join(thread, thread_out)
+                thread = None
+                self.save(ctx)
+            if updates_run == 1:  # SPS excludes the first rollout (worker start-up, resets)
+                t_start, start_steps = now(), self.num_steps
+        if thread is not None:
+            self._join(thread, thread_out)
+        self.save(ctx)
+        if updates_run <= 1:
+            start_steps, t_start = run_start
+        elapsed = max(now() - t_start, 1e-9)
+        return TrainResult(
+            self.num_steps,
+            self.num_updates,
+            (self.num_steps - start_steps) / elapsed,
+            collect_total,
+            learn_total,
+            self.last_checkpoint,
+            scalars,
+        )
+
+    def _plan_preemption(self, ctx: DistContext) -> None:
+        if self.decider is None:
+            return
+        ready = ctx.all_reduce_sum(float(self.decider.ready)) == ctx.world_size
+        if not ready:
+            self.collector.steps_target = None
+            return
+        taus = ctx.all_gather_array(self.decider.mean_step_times())
+        learn = ctx.all_reduce_sum(self.decider.learn_time()) / ctx.world_size
+        target, _ = optimal_preemption(taus, learn, self.ver.steps_per_rollout)
+        self.collector.steps_target = target
+
+    def _learn_async(self, rollout, out: dict) -> threading.Thread:
+        def run():
+            try:
+                out["stats"] = self.learner.update(rollout)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+                out["error"] = exc
+
+        thread = threading.Thread(target=run, name="learner", daemon=True)
+        thread.start()
+        return thread
+
+    def _join(self, thread: threading.Thread | None, out: dict) -> dict[str, float]:
+        if thread is None:
+            return {}
+        thread.join()
+        if "error" in out:
+            raise out.pop("error")
+        self.actor.load_state_dict(self.policy.state_dict())
+        return out.pop("stats", {})
+
+    def _scalars(self, stats, learn_stats, learn_s, new_steps, t_start, start_steps):
+        elapsed = max(now() - t_start, 1e-9)
+        batches = stats.batch_sizes or [0]
+        out = {
+            "perf/sps": (self.num_steps - start_steps) / elapsed,
+            "perf/rollout_sps": new_steps / max(stats.seconds + learn_s, 1e-9),
+            "perf/collect_s": stats.seconds,
+            "perf/learn_s": learn_s,
+            "perf/batch_size_mean": float(np.mean(batches)),
+            "perf/batch_size_max": float(np.max(batches)),
+            "perf/preempted": float(stats.preempted),
+        }
+        for key, value in learn_stats.items():
+            name = "learn/alpha" if key == "entropy_coef" else f"learn/{key}"
+            out[name] = float(value)
+        return out
+
+
+def _default_learner(policy, ppo, total_updates, grad_sync=None):
+    from rearrange.ver_backend.learner import Learner
+
+    return Learner(policy, ppo, total_updates, grad_sync=grad_sync)

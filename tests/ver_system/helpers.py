@@ -1,0 +1,53 @@
+"""Shared builders for the VER system tests."""
+
+from __future__ import annotations
+
+import torch
+
+from rearrange.ver_backend.distributed import DistContext
+from rearrange.ver_backend.env_worker import make_env_pool
+from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker
+from rearrange.ver_backend.rollout_storage import RolloutStorage
+from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
+from rearrange.ver_backend.systems import Collector
+from ver_system.tiny_policy import TinyPolicy
+
+
+def build_collector(system="ver", num_envs=3, rollout_steps=5, serial=True, env_cfg=None, **kw):
+    torch.manual_seed(0)
+    env_cfg = env_cfg or SyntheticEnvConfig(max_episode_steps=4)
+    factory = SyntheticEnvFactory(env_cfg, num_envs)
+    pool = make_env_pool(factory, num_envs, list(range(num_envs)), serial=serial)
+    probe = factory(0)
+    policy = TinyPolicy(probe.observation_space, probe.action_space)
+    storage = RolloutStorage(
+        num_envs, rollout_steps, probe.observation_space, probe.action_space, 1, 2
+    )
+    inference = InferenceWorker(policy, storage, pool.buffers)
+    batcher = DynamicBatcher(
+        kw.pop("min_batch", 1), kw.pop("max_batch", num_envs), system == "ddppo"
+    )
+    collector = Collector(pool, storage, inference, system, batcher, DistContext(), **kw)
+    return collector, pool, storage
+
+
+class FailingEnvFactory:
+    """Synthetic envs; env `bad_index` raises on its `fail_at`-th step (picklable for spawn)."""
+
+    def __init__(self, num_envs: int, bad_index: int, fail_at: int = 3):
+        self.inner = SyntheticEnvFactory(SyntheticEnvConfig(), num_envs)
+        self.bad_index, self.fail_at = bad_index, fail_at
+
+    def __call__(self, index: int):
+        env = self.inner(index)
+        if index == self.bad_index:
+            original, count = env.step, [0]
+
+            def step(action):
+                count[0] += 1
+                if count[0] >= self.fail_at:
+                    raise ValueError("simulator exploded")
+                return original(action)
+
+            env.step = step
+        return env

@@ -1,0 +1,40 @@
+"""A dead worker or an env exception raises a clear EnvWorkerError naming the env, no hang."""
+
+import pytest
+
+from rearrange.ver_backend.env_worker import EnvWorkerError, make_env_pool
+from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker
+from rearrange.ver_backend.rollout_storage import RolloutStorage
+from rearrange.ver_backend.systems import Collector
+from ver_system.helpers import FailingEnvFactory, build_collector
+from ver_system.tiny_policy import TinyPolicy
+
+
+def test_killed_worker_is_reported_with_its_index():
+    collector, pool, storage = build_collector("ver", num_envs=3, rollout_steps=50, serial=False)
+    try:
+        collector.collect(0)
+        storage.start_next_rollout()
+        pool.kill_worker(1)
+        with pytest.raises(EnvWorkerError, match=r"env 1 worker process died"):
+            collector.collect(1)
+    finally:
+        pool.close()
+
+
+@pytest.mark.parametrize("serial", [True, False])
+def test_env_exception_is_reported_with_index_and_message(serial):
+    factory = FailingEnvFactory(num_envs=2, bad_index=1)
+    pool = make_env_pool(factory, 2, [0, 1], serial=serial)
+    try:
+        env = factory(0)
+        policy = TinyPolicy(env.observation_space, env.action_space)
+        storage = RolloutStorage(2, 100, env.observation_space, env.action_space, 1, 2)
+        collector = Collector(
+            pool, storage, InferenceWorker(policy, storage, pool.buffers), "ver",
+            DynamicBatcher(1, 2),
+        )  # fmt: skip
+        with pytest.raises(EnvWorkerError, match=r"env 1 raised ValueError: simulator exploded"):
+            collector.collect(0)
+    finally:
+        pool.close()
