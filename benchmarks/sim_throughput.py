@@ -1,28 +1,44 @@
 """Single-process simulator throughput (steps/s) with random actions.
 
-    MUJOCO_GL=egl python benchmarks/sim_throughput.py [--steps 300] [--objects 10]
+    MUJOCO_GL=egl python benchmarks/sim_throughput.py [--steps 300] [--repeats 5] [--objects 10]
 
 Modes: physics only (no rendering); idle with 128x128 depth (no arm/base motion);
-interacting with depth (random arm + base + grip every step). Prints a markdown table.
+interacting with depth (random arm + base + grip every step, 4 physics substeps at 120 Hz,
+depth rendered every step). Each mode runs `--repeats` times, interleaved so that load
+spikes on a shared machine hit all modes alike; the table reports the median and range of
+wall-clock steps/s and the median CPU time per step (all threads of this process: on a
+loaded machine it says what a step costs when the process has a core to itself).
+`--render-threads` / `--full-quality-head` reproduce the slower pre-optimisation settings.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import time
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 import numpy as np  # noqa: E402
 
+from rearrange.sim.config import SimConfig  # noqa: E402
 from rearrange.sim.snapshot import demo_episode  # noqa: E402
 from rearrange.sim.world import RearrangeSim  # noqa: E402
 
+MODES = (
+    ("physics only", True, False),
+    ("idle + depth 128x128", False, True),
+    ("interact + depth 128x128", True, True),
+)
 
-def run(sim: RearrangeSim, steps: int, interact: bool, depth: bool, seed: int = 0) -> float:
+
+def run(
+    sim: RearrangeSim, steps: int, interact: bool, depth: bool, seed: int = 0
+) -> tuple[float, float]:
+    """(wall-clock steps/s, CPU ms per step) over `steps` policy steps."""
     rng = np.random.default_rng(seed)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(steps):
         if interact:
             sim.step(rng.uniform(-1, 1, 7), float(rng.uniform(-1, 1)), rng.uniform(-1, 1, 2))
@@ -30,30 +46,69 @@ def run(sim: RearrangeSim, steps: int, interact: bool, depth: bool, seed: int = 
             sim.step(None, None, None)
         if depth:
             sim.render_depth()
-    return steps / (time.perf_counter() - t0)
+    return steps / (time.perf_counter() - t0), 1e3 * (time.process_time() - c0) / steps
 
 
-def main() -> None:
+def measure(sim: RearrangeSim, steps: int, repeats: int) -> dict[str, list[tuple[float, float]]]:
+    out: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in MODES}
+    for r in range(repeats):
+        for name, interact, depth in MODES:
+            out[name].append(run(sim, steps, interact, depth, seed=r))
+    return out
+
+
+def table(results: dict[str, list[tuple[float, float]]]) -> str:
+    lines = [
+        "| mode | median steps/s | min | max | wall ms/step | CPU ms/step |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, rows in results.items():
+        sps = [r[0] for r in rows]
+        med, cpu = statistics.median(sps), statistics.median(r[1] for r in rows)
+        lines.append(
+            f"| {name} | {med:.0f} | {min(sps):.0f} | {max(sps):.0f} | {1e3 / med:.2f} | {cpu:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=300)
-    p.add_argument("--objects", type=int, default=10)
-    a = p.parse_args()
-    sim = RearrangeSim()
+    p.add_argument("--steps", type=int, default=300, help="policy steps per measurement")
+    p.add_argument("--repeats", type=int, default=5, help="measurements per mode (median)")
+    p.add_argument("--objects", type=int, default=10, help="free objects in the scene")
+    p.add_argument("--render-threads", type=int, default=1, help="llvmpipe threads")
+    p.add_argument(
+        "--full-quality-head",
+        action="store_true",
+        help="head camera with full robot meshes and MuJoCo default primitive quality",
+    )
+    a = p.parse_args(argv)
+    for name in ("steps", "repeats", "objects", "render_threads"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
+    return a
+
+
+def main(argv=None) -> None:
+    a = parse_args(argv)
+    full = a.full_quality_head
+    cfg = SimConfig(
+        render_threads=a.render_threads, head_cheap_primitives=not full, head_lowpoly_robot=not full
+    )
+    sim = RearrangeSim(cfg)
     sim.reset(demo_episode(0, "train", a.objects))
     run(sim, 20, True, True)  # warm up (renderer context, caches)
-    rows = [
-        ("physics only", run(sim, a.steps, True, False)),
-        ("idle + depth 128x128", run(sim, a.steps, False, True)),
-        ("interact + depth 128x128", run(sim, a.steps, True, True)),
-    ]
+    load0 = os.getloadavg()[0]
+    results = measure(sim, a.steps, a.repeats)
+    sim.close()
     print(
         f"LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS', 'unset')}, "
-        f"MUJOCO_GL={os.environ['MUJOCO_GL']}, {a.objects} objects, {a.steps} steps"
+        f"MUJOCO_GL={os.environ['MUJOCO_GL']}, head quality "
+        f"{'full' if a.full_quality_head else 'cheap'}, {a.objects} objects, "
+        f"{a.steps} steps x {a.repeats} repeats, load avg {load0:.1f} -> {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} CPUs"
     )
-    print("| mode | steps/s |\n|---|---|")
-    for name, sps in rows:
-        print(f"| {name} | {sps:.0f} |")
-    sim.close()
+    print(table(results))
 
 
 if __name__ == "__main__":

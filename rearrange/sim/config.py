@@ -56,11 +56,33 @@ class SimConfig:
     """Default width of `render_third_person` frames."""
     third_person_height: int = 480
     """Default height of `render_third_person` frames."""
+    render_threads: int = 1
+    """Mesa llvmpipe rasteriser threads (sets LP_NUM_THREADS unless already set, before the
+    first renderer of the process). One per process is fastest when several env workers
+    share the cores; ignored by GPU EGL drivers."""
+    head_cheap_primitives: bool = True
+    """Head cameras tessellate spheres/cylinders coarsely and draw box faces as one quad
+    (about 2x faster depth on llvmpipe; depth differs by < 1 cm at object silhouettes).
+    Third-person renders keep MuJoCo's default quality."""
+    head_lowpoly_robot: bool = True
+    """Head cameras see low-poly copies of the robot's arm meshes (vertices within a 1.5 cm
+    cell of the real surface, 5x fewer triangles); third-person views show the full meshes.
+    Physics is unaffected (the copies are massless and collide with nothing)."""
+    door_blocks_base: bool = True
+    """An open fridge door's panel (at its current angle) is an obstacle for base moves,
+    like walls and furniture. Drawers are not: they sit above the Fetch base."""
     object_damping: float = 0.002
     """Linear damping of free objects (keeps resting objects from creeping)."""
 
     def __post_init__(self) -> None:
-        for name in ("depth_width", "depth_height", "rgb_width", "rgb_height", "substeps"):
+        for name in (
+            "depth_width",
+            "depth_height",
+            "rgb_width",
+            "rgb_height",
+            "substeps",
+            "render_threads",
+        ):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"SimConfig.{name} must be >= 1, got {getattr(self, name)}")
         if not 0 < self.camera_near < self.camera_far:

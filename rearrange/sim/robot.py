@@ -6,14 +6,18 @@ Changes to the gym model (why):
 - gravity is compensated and damping removed: every robot joint is set kinematically each
   physics substep, so the robot's own dynamics must not fight the targets;
 - robot geoms collide with furniture and objects but not with themselves or the floor
-  (contype 2 / conaffinity 0; the world uses conaffinity 3, the floor 1).
+  (contype 2 / conaffinity 0; the world uses conaffinity 3, the floor 1);
+- the head camera sees low-poly copies of the arm meshes (`add_head_proxies`): the full
+  meshes (8k triangles) were 60% of a 128x128 depth render on CPU.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from importlib import resources
 
 import mujoco
+import numpy as np
 
 from rearrange.sim.config import SimConfig
 
@@ -72,6 +76,14 @@ HEAD_HIDDEN_GEOMS = tuple(
 )
 
 
+# Render-only low-poly copies of the arm meshes, seen by the head camera instead of the
+# full meshes (moved to HEAD_HIDDEN_GROUP, so third-person views keep the detailed robot).
+HEAD_PROXY_GROUP = 4
+PROXY_CELL = 0.015
+"""Vertex-clustering cell (m): vertices move less than a cell; 8.2k -> 1.7k arm triangles.
+Measured: < 0.6 % of 128x128 head depth pixels change by more than 1 cm."""
+
+
 def _asset_dirs() -> tuple[str, str]:
     root = resources.files("gymnasium_robotics") / "envs" / "assets"
     fetch, stls = root / "fetch", root / "stls" / "fetch"
@@ -111,4 +123,70 @@ def fetch_spec(config: SimConfig) -> mujoco.MjSpec:
     for name in HEAD_HIDDEN_GEOMS:
         spec.geom(name).group = HEAD_HIDDEN_GROUP
     spec.camera(HEAD_CAMERA).fovy = config.head_fovy
+    if config.head_lowpoly_robot:
+        add_head_proxies(spec, stls)
     return spec
+
+
+def read_stl(path: str) -> np.ndarray:
+    """Triangles [n, 3, 3] of a binary STL file."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = int(np.frombuffer(raw, np.uint32, 1, 80)[0]) if len(raw) >= 84 else -1
+    if n < 0 or len(raw) != 84 + 50 * n:
+        raise ValueError(f"{path} is not a binary STL file; reinstall gymnasium-robotics")
+    tri = np.dtype([("normal", "<f4", 3), ("v", "<f4", (3, 3)), ("attr", "<u2")])
+    return np.frombuffer(raw, tri, n, 84)["v"].astype(np.float64)
+
+
+def cluster_decimate(tris: np.ndarray, cell: float) -> tuple[np.ndarray, np.ndarray]:
+    """Vertex clustering: merge the vertices in each `cell`-sized grid cube into their mean,
+    drop the triangles that collapse and duplicates. Returns (vertices [v, 3], faces [f, 3])."""
+    v = tris.reshape(-1, 3)
+    _, inv = np.unique(np.floor(v / cell).astype(np.int64), axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    count = np.bincount(inv).astype(np.float64)
+    verts = np.stack([np.bincount(inv, v[:, k]) for k in range(3)], axis=1) / count[:, None]
+    f = inv.reshape(-1, 3)
+    f = f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 0] != f[:, 2])]
+    _, first = np.unique(np.sort(f, axis=1), axis=0, return_index=True)
+    f = f[np.sort(first)]  # keep each triangle once, in its original winding
+    used, faces = np.unique(f, return_inverse=True)
+    return verts[used], faces.reshape(-1, 3)
+
+
+@lru_cache(maxsize=32)
+def _lowpoly(path: str, scale: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray]:
+    return cluster_decimate(read_stl(path) * np.asarray(scale), PROXY_CELL)
+
+
+def add_head_proxies(spec: mujoco.MjSpec, stls: str) -> None:
+    """For every robot mesh geom the head camera can see, add a render-only low-poly copy
+    (no collisions, no mass: bodies carry explicit inertials) and hide the original from it."""
+    hidden, made = set(HEAD_HIDDEN_GEOMS), set()
+    for body in [spec.body(BASE_BODY), *spec.body(BASE_BODY).find_all(mujoco.mjtObj.mjOBJ_BODY)]:
+        for geom in list(body.geoms):
+            if geom.type != mujoco.mjtGeom.mjGEOM_MESH or geom.name in hidden:
+                continue
+            mesh = spec.mesh(geom.meshname)
+            proxy_name = f"{mesh.name}_lowpoly"
+            if proxy_name not in made:  # meshes shared by several geoms get one proxy
+                verts, faces = _lowpoly(f"{stls}/{mesh.file}", tuple(mesh.scale))
+                proxy_mesh = spec.add_mesh(name=proxy_name)
+                proxy_mesh.uservert = verts.reshape(-1).tolist()
+                proxy_mesh.userface = faces.reshape(-1).tolist()
+                proxy_mesh.inertia = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL  # open is ok
+                made.add(proxy_name)
+            proxy = body.add_geom(
+                name=f"{geom.name}_lowpoly",
+                type=mujoco.mjtGeom.mjGEOM_MESH,
+                meshname=proxy_name,
+                pos=geom.pos,
+                quat=geom.quat,
+                group=HEAD_PROXY_GROUP,
+                contype=0,
+                conaffinity=0,
+                mass=0.0,
+            )
+            proxy.material, proxy.rgba = geom.material, geom.rgba
+            geom.group = HEAD_HIDDEN_GROUP
