@@ -5,16 +5,18 @@ Changes to the gym model (why):
 - a yaw hinge is added to the base so the base is driven kinematically as (x, y, yaw);
 - gravity is compensated and damping removed: every robot joint is set kinematically each
   physics substep, so the robot's own dynamics must not fight the targets;
-- robot geoms collide with furniture and objects but not with themselves or the floor
-  (contype 2 / conaffinity 0; the world uses conaffinity 3, the floor 1);
+- robot geoms collide only with movable things (free objects, doors, drawers), not with
+  themselves, the floor or fixed furniture (see the collision bits in `furniture_geoms`;
+  their penetration of fixed furniture is measured geometrically by the sim);
 - the head camera sees low-poly copies of the arm meshes (`add_head_proxies`): the full
   meshes (8k triangles) were 60% of a 128x128 depth render on CPU.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -57,7 +59,7 @@ BASE_BODY = PREFIX + "base_link"
 # head camera's centre (close to Habitat's Fetch start pose).
 REST_ARM_QPOS = (-0.45, -1.08, 0.1, 0.935, -0.001, 1.573, 0.005)
 
-ROBOT_CONTYPE, ROBOT_CONAFFINITY = 2, 0
+ROBOT_CONTYPE, ROBOT_CONAFFINITY = 2, 0  # furniture_geoms.ROBOT_BIT; movables carry it
 
 # Meshes the head camera cannot usefully see (behind or below it) but which hold ~2/3 of the
 # robot's triangles: they go to geom group 3, hidden in head renders, shown in third person.
@@ -85,7 +87,11 @@ Measured: < 0.6 % of 128x128 head depth pixels change by more than 1 cm."""
 
 
 def _asset_dirs() -> tuple[str, str]:
-    root = resources.files("gymnasium_robotics") / "envs" / "assets"
+    # find_spec locates the package without importing it: importing gymnasium_robotics
+    # prints a notice about its Adroit envs to stderr, which would spoil one-line errors.
+    spec = importlib.util.find_spec("gymnasium_robotics")
+    locations = spec.submodule_search_locations if spec is not None else None
+    root = Path(locations[0]) / "envs" / "assets" if locations else Path("/nonexistent")
     fetch, stls = root / "fetch", root / "stls" / "fetch"
     if not (fetch / "robot.xml").is_file():
         raise FileNotFoundError(
