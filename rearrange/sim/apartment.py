@@ -38,7 +38,7 @@ FRIDGE_WALL = 0.04  # thickness of the cabinet walls
 FRIDGE_FLOOR_TOP = 0.85  # top of the solid lower block = the shelf surface
 FRIDGE_CEIL = 1.6  # bottom of the top slab
 FRIDGE_DOOR_THICKNESS = 0.05
-FRIDGE_HANDLE_Z = 1.1
+FRIDGE_HANDLE_Z = 1.0
 FRIDGE_HANDLE_INSET = 0.08  # from the door's free edge
 FRIDGE_HANDLE_OUT = 0.04  # handle bar centre in front of the door face
 

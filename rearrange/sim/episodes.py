@@ -369,6 +369,56 @@ class _Scene:
         return self.layout.furniture_named(furniture).front_yaw
 
 
+# Fridge work pose in the door's hinge frame (x out of the fridge, y along the closed door
+# from the hinge toward the handle is -y): from here the handle's whole arc (closed to
+# open, 0.72 m radius) lies 0.5-0.83 m from the shoulder, and the swinging door stays
+# > 0.4 m from the base centre. The robot faces the middle of the arc.
+FRIDGE_WORK_XY = (0.92, -0.87)
+FRIDGE_WORK_NOISE = 0.05  # m, uniform per axis, for close spawns
+FRIDGE_WORK_YAW_NOISE = math.radians(8)
+DRAWER_WORK_OUT, DRAWER_WORK_SIDE = 0.6, 0.2  # m from the mid-travel handle
+
+
+def _wrap(a: float) -> float:
+    return (a + math.pi) % (2 * math.pi) - math.pi
+
+
+def _rot2(v, yaw: float) -> np.ndarray:
+    c, s = math.cos(yaw), math.sin(yaw)
+    return np.array([c * v[0] - s * v[1], s * v[0] + c * v[1]])
+
+
+def _fridge_hinge_xy(art: Articulation, front_yaw: float) -> np.ndarray:
+    from rearrange.sim import apartment as A
+
+    local = (
+        A.FRIDGE_DOOR_THICKNESS + A.FRIDGE_HANDLE_OUT,
+        -2 * A.FRIDGE_HALF[1] + A.FRIDGE_HANDLE_INSET,
+    )
+    return np.asarray(art.handle_closed_pos[:2], dtype=np.float64) - _rot2(local, front_yaw)
+
+
+def articulation_work_pose(layout: Layout, art: Articulation, q: float = 0.0):
+    """Nominal base pose (x, y, yaw) for working `art`'s handle over its whole travel
+    (fridge: see FRIDGE_WORK_XY; drawer: in front of the mid-travel handle, a little to
+    the side, facing it). `q` is unused (the pose covers the whole travel)."""
+    yaw = layout.furniture_named(art.furniture).front_yaw
+    front = np.array([math.cos(yaw), math.sin(yaw)])
+    if art.kind == "hinge":
+        hinge = _fridge_hinge_xy(art, yaw)
+        stand = hinge + _rot2(FRIDGE_WORK_XY, yaw)
+        closed = np.asarray(art.handle_closed_pos[:2], dtype=np.float64)
+        mid = hinge + _rot2(closed - hinge, -yaw)  # closed handle in the hinge frame ...
+        mid = hinge + _rot2(_rot2(mid - hinge, 0.5 * (art.open - art.closed)), yaw)  # ... mid arc
+        face = math.atan2(mid[1] - stand[1], mid[0] - stand[0])
+        return float(stand[0]), float(stand[1]), face
+    handle = np.asarray(art.handle_closed_pos[:2], dtype=np.float64)
+    mid = handle + front * 0.5 * (art.open - art.closed)
+    side = np.array([-front[1], front[0]])
+    stand = mid + DRAWER_WORK_OUT * front + DRAWER_WORK_SIDE * side
+    return float(stand[0]), float(stand[1]), math.atan2(-(stand - mid)[1], -(stand - mid)[0])
+
+
 def _door_geometry(layout: Layout, art: Articulation) -> tuple[np.ndarray, np.ndarray, float]:
     """Hinge (x, y), front direction and door width of a hinged door on its furniture.
 
@@ -436,9 +486,32 @@ def _build_articulated(sc: _Scene, task: str) -> tuple:
     sc.add_clutter(sc.num_objects())
     handle = sc.clearance().handle_pos(art.name)  # where it is at the episode's joint value
     approach = sc.front_yaw(art.furniture)
-    start = sc.spawn_close(handle[:2], approach)
+    if art.kind == "hinge":
+        start = _spawn_fridge_work(sc, art, handle)
+    else:
+        start = sc.spawn_close(handle[:2], approach)
     far = sc.spawn_near(handle[:2], approach)
     return start, [], {"articulation": art.name, "robot_start_far": list(far)}
+
+
+def _spawn_fridge_work(sc: _Scene, art: Articulation, handle) -> tuple[float, float, float]:
+    """Close spawn for the fridge tasks (Habitat 2.0 style: a fixed region in front of the
+    fridge, on the handle side): the work pose ± FRIDGE_WORK_NOISE, facing the middle of
+    the handle's arc ± FRIDGE_WORK_YAW_NOISE, handle within reach, robot clear."""
+    x0, y0, yaw0 = articulation_work_pose(sc.layout, art)
+    n, yn = FRIDGE_WORK_NOISE, FRIDGE_WORK_YAW_NOISE
+    turn = sc.cfg.yaw_noise - yn - 0.01  # keeps the handle within the contract's ±30°
+    for _ in range(40):
+        x, y = x0 + sc.rng.uniform(-n, n), y0 + sc.rng.uniform(-n, n)
+        to_handle = math.atan2(handle[1] - y, handle[0] - x)
+        toward_mid = float(np.clip(_wrap(yaw0 - to_handle), -turn, turn))
+        noise = sc.rng.uniform(-yn, yn)
+        for k in (1.0, 0.5, 0.0):  # face the arc's middle if the resting arm is clear there
+            pose = sc._pose(x, y, to_handle + k * toward_mid + noise)
+            if sc._in_reach(pose, handle[:2]) and sc.pose_ok(*pose):
+                return pose
+    # Blocked (a fridge squeezed into a corner): any close spawn facing the handle.
+    return sc.spawn_close(handle[:2], sc.front_yaw(art.furniture))
 
 
 def _build_tidy_house(sc: _Scene, task: str) -> tuple:

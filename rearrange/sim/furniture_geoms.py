@@ -12,7 +12,27 @@ import mujoco
 from rearrange.sim import apartment as A
 from rearrange.sim.layout_types import Furniture
 
-WORLD_CONTYPE, WORLD_CONAFFINITY = 1, 3
+# Collision bits (MuJoCo: two geoms collide iff ct1 & ca2 or ct2 & ca1). Why: the robot is
+# kinematic, so a contact between it and fixed furniture cannot move anything and only
+# injects huge impulses into the solve it shares with the suction welds (that threw held
+# objects and stalled drawers). So the robot collides only with things that can move
+# (free objects, doors, drawers); its penetration of fixed furniture is measured
+# geometrically for the force penalty instead (`world.RearrangeSim._static_penetration`).
+# A held body drops the robot bit: gripper and held body never push each other apart.
+STATIC_BIT, ROBOT_BIT, MOVABLE_BIT, FLOOR_BIT = 1, 2, 4, 8
+WORLD_CONTYPE, WORLD_CONAFFINITY = STATIC_BIT, 0  # walls, furniture carcasses
+FLOOR_CONTYPE, FLOOR_CONAFFINITY = FLOOR_BIT, 0
+MOVABLE_CONTYPE = MOVABLE_BIT  # objects, doors, drawers: touch everything ...
+MOVABLE_CONAFFINITY = STATIC_BIT | ROBOT_BIT | MOVABLE_BIT | FLOOR_BIT
+HELD_CONAFFINITY = STATIC_BIT | MOVABLE_BIT | FLOOR_BIT  # ... but the robot while held
+# The fridge door moves only through its handle: to the robot it is like fixed furniture
+# (no physical contact, penetration measured), to objects it is a solid moving body. Why:
+# the arm reaching round the door for the handle knocked it open, and a door swinging into
+# a kinematic arm cannot be resolved physically anyway.
+DOOR_CONTYPE = STATIC_BIT | MOVABLE_BIT
+DOOR_CONAFFINITY = STATIC_BIT | MOVABLE_BIT  # its bottom edge must not drag on the floor
+DOOR_FRICTION = 2.0  # N m: a released door stays where it was left (no coasting) ...
+DRAWER_FRICTION = 4.0  # N: ... and so does a drawer; the suction weld overcomes both easily
 WOOD = (0.55, 0.38, 0.22, 1.0)
 DARK_WOOD = (0.35, 0.24, 0.15, 1.0)
 WHITE = (0.92, 0.92, 0.9, 1.0)
@@ -22,11 +42,17 @@ COUNTER_TOP = (0.25, 0.25, 0.27, 1.0)
 HANDLE = (0.15, 0.15, 0.15, 1.0)
 
 
-def box(body, pos, half, rgba, name: str = "") -> mujoco.MjsGeom:
-    """A static-collision box geom in `body`'s frame."""
+def box(body, pos, half, rgba, name: str = "", movable: bool | str = False) -> mujoco.MjsGeom:
+    """A box geom in `body`'s frame: static furniture, a drawer part (`movable`) or a
+    fridge door part (`movable="door"`)."""
     g = body.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, pos=list(pos), size=list(half))
     g.rgba = list(rgba)
-    g.contype, g.conaffinity = WORLD_CONTYPE, WORLD_CONAFFINITY
+    if movable == "door":
+        g.contype, g.conaffinity = DOOR_CONTYPE, DOOR_CONAFFINITY
+    elif movable:
+        g.contype, g.conaffinity = MOVABLE_CONTYPE, MOVABLE_CONAFFINITY
+    else:
+        g.contype, g.conaffinity = WORLD_CONTYPE, WORLD_CONAFFINITY
     if name:
         g.name = name
     return g
@@ -90,15 +116,16 @@ def _fridge(spec_body, f: Furniture) -> None:
         type=mujoco.mjtJoint.mjJNT_HINGE,
         axis=[0, 0, 1],
         range=[0.0, 1.75],
-        damping=2.0,
+        damping=5.0,
         armature=0.05,
+        frictionloss=DOOR_FRICTION,
     )
     t = A.FRIDGE_DOOR_THICKNESS
-    box(door, (t / 2, -fy, fz), (t / 2, fy, fz), (0.85, 0.87, 0.9, 1.0)).mass = 5.0
+    box(door, (t / 2, -fy, fz), (t / 2, fy, fz), (0.85, 0.87, 0.9, 1.0), movable="door").mass = 5.0
     hxp = t + A.FRIDGE_HANDLE_OUT
     hy = -2 * fy + A.FRIDGE_HANDLE_INSET
     box(
-        door, (hxp, hy, A.FRIDGE_HANDLE_Z), (0.012, 0.012, 0.14), HANDLE, "handle_fridge"
+        door, (hxp, hy, A.FRIDGE_HANDLE_Z), (0.012, 0.012, 0.14), HANDLE, "handle_fridge", "door"
     ).mass = 0.2
     for dz in (-0.11, 0.11):
         box(
@@ -106,6 +133,7 @@ def _fridge(spec_body, f: Furniture) -> None:
             (t + A.FRIDGE_HANDLE_OUT / 2, hy, A.FRIDGE_HANDLE_Z + dz),
             (A.FRIDGE_HANDLE_OUT / 2, 0.008, 0.008),
             HANDLE,
+            movable="door",
         ).mass = 0.05
     door.add_site(name="handle_site_fridge", pos=[hxp, hy, A.FRIDGE_HANDLE_Z], rgba=[0, 0, 0, 0])
 
@@ -133,21 +161,23 @@ def _drawer(body, k: int, hx: float, ly: float) -> None:
         range=[0.0, 0.5],
         damping=5.0,
         armature=0.05,
+        frictionloss=DRAWER_FRICTION,
     )
     w = A.DRAWER_HALF_W
     zb = A.DRAWER_BOTTOM_TOP
     wall_hz = (A.DRAWER_TOP - zb) / 2
     ft = A.DRAWER_FRONT_THICKNESS
-    box(d, (-0.02, 0, zb - 0.01), (hx - 0.04, w, 0.01), WOOD).mass = 1.0
-    box(
-        d, (hx - ft / 2, 0, zb + wall_hz + 0.005), (ft / 2, w + 0.005, wall_hz + 0.025), DARK_WOOD
-    ).mass = 0.5
-    box(d, (-hx + 0.03, 0, zb + wall_hz), (0.01, w, wall_hz), WOOD).mass = 0.3
+    mv = {"movable": True}
+    box(d, (-0.02, 0, zb - 0.01), (hx - 0.04, w, 0.01), WOOD, **mv).mass = 1.0
+    front = (ft / 2, w + 0.005, wall_hz + 0.025)
+    box(d, (hx - ft / 2, 0, zb + wall_hz + 0.005), front, DARK_WOOD, **mv).mass = 0.5
+    box(d, (-hx + 0.03, 0, zb + wall_hz), (0.01, w, wall_hz), WOOD, **mv).mass = 0.3
     for sy in (-1, 1):
-        box(d, (-0.02, sy * (w - 0.01), zb + wall_hz), (hx - 0.04, 0.01, wall_hz), WOOD).mass = 0.3
+        side = (hx - 0.04, 0.01, wall_hz)
+        box(d, (-0.02, sy * (w - 0.01), zb + wall_hz), side, WOOD, **mv).mass = 0.3
     hxp = hx + A.DRAWER_HANDLE_OUT
     box(
-        d, (hxp, 0, A.DRAWER_HANDLE_Z), (0.012, 0.09, 0.012), HANDLE, f"handle_drawer_{k}"
+        d, (hxp, 0, A.DRAWER_HANDLE_Z), (0.012, 0.09, 0.012), HANDLE, f"handle_drawer_{k}", True
     ).mass = 0.1
     for sy in (-1, 1):
         box(
@@ -155,6 +185,7 @@ def _drawer(body, k: int, hx: float, ly: float) -> None:
             (hx + A.DRAWER_HANDLE_OUT / 2, sy * 0.07, A.DRAWER_HANDLE_Z),
             (A.DRAWER_HANDLE_OUT / 2, 0.008, 0.008),
             HANDLE,
+            movable=True,
         ).mass = 0.02
     d.add_site(name=f"handle_site_drawer_{k}", pos=[hxp, 0, A.DRAWER_HANDLE_Z], rgba=[0, 0, 0, 0])
 

@@ -6,6 +6,12 @@ body1 pos + R1 @ relpos (eq_data[3:6]); body2 orientation must equal q1 * relqua
 current poses at grasp time so the weld holds the body where it is instead of snapping it
 to the model's initial offset (DESIGN §6). Handle grasps use torquescale 0: the gripper
 holds the handle point, the door/drawer keeps its own joint rotation.
+
+While something is held its geoms drop the robot collision bit (`ROBOT_BIT`): the
+kinematic fingers would otherwise press into the welded body and the contact and the weld,
+solved together, shoved it out of the hold (a thrown object, a drawer held shut by the
+gripper pressing on its front). Release restores the bits only once no robot geom overlaps
+the released body any more (`update_release`), so letting go never kicks it away.
 """
 
 from __future__ import annotations
@@ -14,7 +20,10 @@ import mujoco
 import numpy as np
 
 from rearrange.sim.config import SimConfig
+from rearrange.sim.furniture_geoms import ROBOT_BIT
 from rearrange.sim.scene_builder import SceneIndex
+
+RELEASE_CLEARANCE = 0.005  # m between robot and a released body before they collide again
 
 
 def _quat_conj(q: np.ndarray) -> np.ndarray:
@@ -31,6 +40,10 @@ class SuctionGripper:
         self._eq: int | None = None
         self._body2: int = -1
         self._anchor = np.zeros(3)
+        self._held_geoms = np.zeros(0, dtype=int)
+        self._releasing = np.zeros(0, dtype=int)  # released, still overlapping the robot
+        # The model outlives episodes: undo any hold a previous episode left behind.
+        model.geom_conaffinity[:] = index.default_conaffinity
 
     # ------------------------------------------------------------------ queries
     @property
@@ -72,21 +85,30 @@ class SuctionGripper:
             return True
         obj, art = self.candidates()
         if obj is not None:
-            self._activate(int(self.idx.obj_eq[obj]), int(self.idx.obj_bodies[obj]), None, 1.0)
-            self.held_object = obj
+            self._hold_object(obj)
         elif art is not None:
             site = self.idx.art_handle_site[art]
             self._activate(
                 self.idx.art_eq[art], self.idx.art_body[art], self.m.site_pos[site].copy(), 0.0
             )
             self.held_articulation = art
+            self._set_held_geoms(self.idx.art_geoms[art])
         return self.holding
 
     def grasp_object_now(self, obj: int) -> None:
         """Weld `obj` where it is, without the contact test (episode start 'holding')."""
         self.release()
+        self._hold_object(obj)
+
+    def _hold_object(self, obj: int) -> None:
         self._activate(int(self.idx.obj_eq[obj]), int(self.idx.obj_bodies[obj]), None, 1.0)
         self.held_object = obj
+        self._set_held_geoms(np.array([self.idx.obj_geoms[obj]]))
+
+    def _set_held_geoms(self, geoms: np.ndarray) -> None:
+        self._held_geoms = np.asarray(geoms, dtype=int)
+        default = self.idx.default_conaffinity[self._held_geoms]
+        self.m.geom_conaffinity[self._held_geoms] = default & ~ROBOT_BIT
 
     def _activate(self, eq: int, body2: int, anchor: np.ndarray | None, torquescale: float) -> None:
         d, b1 = self.d, self.idx.gripper_body
@@ -107,9 +129,27 @@ class SuctionGripper:
     def release(self) -> None:
         if self._eq is not None:
             self.d.eq_active[self._eq] = 0
+        self._releasing = np.union1d(self._releasing, self._held_geoms).astype(int)
+        self._held_geoms = np.zeros(0, dtype=int)
         self._eq, self._body2 = None, -1
         self.held_object = None
         self.held_articulation = None
+
+    def update_release(self) -> None:
+        """Give released bodies their robot contacts back once the robot is clear of them."""
+        if self._releasing.size == 0:
+            return
+        m, d = self.m, self.d
+        robot = self.idx.robot_collision_geoms
+        gap = np.linalg.norm(
+            d.geom_xpos[robot][:, None, :] - d.geom_xpos[self._releasing][None, :, :], axis=2
+        ) - (m.geom_rbound[robot][:, None] + m.geom_rbound[self._releasing][None, :])
+        for i, j in zip(*np.nonzero(gap < RELEASE_CLEARANCE)):  # bounding spheres overlap
+            g1, g2 = int(robot[i]), int(self._releasing[j])
+            if mujoco.mj_geomDistance(m, d, g1, g2, RELEASE_CLEARANCE, None) < RELEASE_CLEARANCE:
+                return  # still touching: keep the grace
+        m.geom_conaffinity[self._releasing] = self.idx.default_conaffinity[self._releasing]
+        self._releasing = np.zeros(0, dtype=int)
 
     def hold_error(self) -> float:
         """Distance between where the weld wants the held anchor and where it is (m)."""

@@ -11,7 +11,15 @@ import numpy as np
 
 from rearrange.sim import robot as R
 from rearrange.sim.config import SimConfig
-from rearrange.sim.furniture_geoms import WORLD_CONAFFINITY, WORLD_CONTYPE, add_furniture, box
+from rearrange.sim.furniture_geoms import (
+    FLOOR_CONAFFINITY,
+    FLOOR_CONTYPE,
+    MOVABLE_CONAFFINITY,
+    MOVABLE_CONTYPE,
+    STATIC_BIT,
+    add_furniture,
+    box,
+)
 from rearrange.sim.layout_types import Layout
 from rearrange.sim.objects import object_type
 
@@ -21,6 +29,12 @@ FLOOR_GRID = 2.0
 """Render grid spacing of the floor plane (m). MuJoCo draws a plane as one quad per grid cell;
 at 0.1 m a 14 x 8 m floor was ~11k quads, a third of the head camera's render time. The floor
 is evenly lit (directional light), so coarse cells look the same."""
+WELD_TIMECONST_STEPS = 2.0
+"""Suction/handle weld time constant in physics steps: 2 is the stiffest MuJoCo allows
+(it clamps smaller ones), critically damped; MuJoCo's default (0.02 s = 2.4 steps at
+120 Hz) with its softer impedance let a held body lag the moving gripper by centimetres."""
+WELD_SOLIMP = (0.99, 0.999, 0.001, 0.5, 2.0)
+"""Weld impedance near 1: the constraint takes (almost) all of the correcting force."""
 
 
 @dataclass
@@ -51,6 +65,9 @@ class SceneIndex:
     art_handle_geom: dict[str, int]
     art_handle_site: dict[str, int]
     art_eq: dict[str, int]  # weld gripper -> door/drawer, for handle grasps
+    art_geoms: dict[str, np.ndarray]  # collision geoms of each door/drawer body
+    robot_collision_geoms: np.ndarray  # robot geoms that collide (not render proxies)
+    default_conaffinity: np.ndarray  # every geom's compiled conaffinity (grasps edit it)
 
 
 def _yaw_quat(yaw: float) -> list[float]:
@@ -67,7 +84,7 @@ def _add_world(spec: mujoco.MjSpec, layout: Layout) -> None:
         size=[(x1 - x0) / 2 + 1, (y1 - y0) / 2 + 1, FLOOR_GRID],
     )
     floor.rgba = [0.62, 0.58, 0.52, 1]
-    floor.contype, floor.conaffinity = 1, 1
+    floor.contype, floor.conaffinity = FLOOR_CONTYPE, FLOOR_CONAFFINITY
     for k, w in enumerate(layout.walls):
         g = box(wb, w.center, w.half_size, (0.85, 0.85, 0.8, 1), f"wall_{k}")
         g.quat = _yaw_quat(w.yaw)
@@ -84,6 +101,10 @@ def _add_world(spec: mujoco.MjSpec, layout: Layout) -> None:
     light.ambient = [0.3, 0.3, 0.3]
 
 
+def _weld_solref(config: SimConfig) -> list[float]:
+    return [WELD_TIMECONST_STEPS * config.physics_dt, 1.0]
+
+
 def _add_objects(spec: mujoco.MjSpec, obj_types: tuple[str, ...], config: SimConfig) -> None:
     for i, name in enumerate(obj_types):
         t = object_type(name)
@@ -97,7 +118,7 @@ def _add_objects(spec: mujoco.MjSpec, obj_types: tuple[str, ...], config: SimCon
         size = list(t.size) + [0.0] * (3 - len(t.size))
         g = body.add_geom(name=f"obj_{i}_geom", type=shape, size=size, mass=t.mass)
         g.rgba = list(t.rgba)
-        g.contype, g.conaffinity = WORLD_CONTYPE, WORLD_CONAFFINITY
+        g.contype, g.conaffinity = MOVABLE_CONTYPE, MOVABLE_CONAFFINITY
         g.friction = [1.0, 0.01, 0.001]
         if t.shape != "box":
             g.condim = 6  # rolling friction keeps round things from creeping
@@ -109,10 +130,12 @@ def _add_objects(spec: mujoco.MjSpec, obj_types: tuple[str, ...], config: SimCon
             name1=R.GRIPPER_BODY,
             name2=f"obj_{i}",
             active=False,
+            solref=_weld_solref(config),
+            solimp=list(WELD_SOLIMP),
         )
 
 
-def _add_handle_welds(spec: mujoco.MjSpec, layout: Layout) -> None:
+def _add_handle_welds(spec: mujoco.MjSpec, layout: Layout, config: SimConfig) -> None:
     for a in layout.articulations:
         body = "fridge_door" if a.name == "fridge" else f"{a.name}_body"
         spec.add_equality(
@@ -122,6 +145,8 @@ def _add_handle_welds(spec: mujoco.MjSpec, layout: Layout) -> None:
             name1=R.GRIPPER_BODY,
             name2=body,
             active=False,
+            solref=_weld_solref(config),
+            solimp=list(WELD_SOLIMP),
         )
 
 
@@ -174,6 +199,9 @@ def _index(m: mujoco.MjModel, layout: Layout, n_obj: int) -> SceneIndex:
         art_handle_geom={a: m.geom(f"handle_{a}").id for a in arts},
         art_handle_site={a: m.site(f"handle_site_{a}").id for a in arts},
         art_eq={a: m.equality(f"grasp_{a}").id for a in arts},
+        art_geoms={a: np.flatnonzero(m.geom_bodyid == b) for a, b in art_body.items()},
+        robot_collision_geoms=np.flatnonzero(robot_geoms & (m.geom_contype != 0)),
+        default_conaffinity=m.geom_conaffinity.copy(),
     )
 
 
@@ -197,9 +225,15 @@ def build_model(
     _configure(spec, config)
     _add_world(spec, layout)
     _add_objects(spec, tuple(obj_types), config)
-    _add_handle_welds(spec, layout)
+    _add_handle_welds(spec, layout, config)
     model = spec.compile()
-    out = (model, _index(model, layout, len(obj_types)))
+    index = _index(model, layout, len(obj_types))
+    # MuJoCo prunes body pairs by the OR of their geoms' bits (compiled once): let robot
+    # bodies pass against static ones so the sim's penetration pass (which switches the
+    # robot geoms' static bit on) sees them; geom bits still keep them out of the physics.
+    robot_bodies = np.unique(model.geom_bodyid[index.robot_collision_geoms])
+    model.body_conaffinity[robot_bodies] |= STATIC_BIT
+    out = (model, index)
     _CACHE[key] = out
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)

@@ -7,6 +7,14 @@ tracks its commands exactly (as Habitat 2.0's kinematic Fetch). The base cannot 
 or furniture: moves are checked against the layout's 2-D footprints (circle vs boxes), and
 against an open fridge door's panel at its current angle (`SwingingParts`).
 
+Contacts (why): the robot collides in the physics only with movable things (free objects,
+doors, drawers); against walls and fixed furniture a kinematic robot can move nothing and
+its contacts only inject huge impulses into the solve shared with the suction welds (a
+forearm 10 cm inside a counter threw held objects out of the hold). Its penetration of fixed
+geometry is still measured, once per policy step by a collision pass with the robot's
+static bit switched on, and reported by `contact_force()` as PENETRATION_STIFFNESS x depth
+(summed over contacts) plus the solver forces of its contacts with movable things.
+
 Speed (why): on CPU (Mesa llvmpipe) the 128x128 head depth dominated a step (2.5 of 2.9 ms).
 Head cameras now see low-poly arm proxies (`robot.add_head_proxies`) and coarse primitives
 (`render.make_renderer`), the floor is drawn as few quads (`scene_builder.FLOOR_GRID`), and
@@ -27,6 +35,7 @@ from rearrange.sim import robot as R
 from rearrange.sim.apartment import generate_layout
 from rearrange.sim.config import SimConfig
 from rearrange.sim.episode_types import SPLITS, Episode
+from rearrange.sim.furniture_geoms import STATIC_BIT
 from rearrange.sim.grasp import SuctionGripper
 from rearrange.sim.layout_types import Layout
 from rearrange.sim.objects import OBJECT_TYPES
@@ -37,6 +46,9 @@ BASE_TOP_Z = 0.36
 """Top of the Fetch base (m; the base_link mesh spans z 0..0.359, radius 0.288). Moving parts
 wholly above it (drawers, z >= 0.56) pass over the base footprint and are left to the physics
 (they can still touch the torso or arm); only lower ones (the fridge door) block base moves."""
+PENETRATION_STIFFNESS = 1.0e4
+"""N per metre of robot penetration into walls/fixed furniture (1 cm reads as 100 N), the
+force those contacts count for in `contact_force()` (see the module doc)."""
 OPEN_EPS = 0.05
 """An articulation further than this from closed (rad or m) counts as open for the base check;
 closed, its parts lie inside the furniture footprint."""
@@ -260,6 +272,7 @@ class RearrangeSim:
                 self.gripper.release()
         self._physics(arm_start, base_start, base_goal)
         self._violated = self.gripper.check_violation()
+        self.gripper.update_release()
 
     def _base_goal(self, start: np.ndarray, base_vel) -> np.ndarray:
         cfg = self.config
@@ -312,9 +325,33 @@ class RearrangeSim:
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
         mujoco.mj_camlight(m, d)
-        self._contact_force = force / n
+        self._contact_force = force / n + self._static_penetration()
         if self._contact_force > 0:
             self.collision_count += 1
+
+    def _static_penetration(self) -> float:
+        """PENETRATION_STIFFNESS x summed depth of the robot's overlaps with walls and fixed
+        furniture now: one collision pass with the robot's static bit switched on (those
+        contacts never reach the solver; the next mj_step rebuilds the contact list)."""
+        m, d = self.model, self.data
+        robot = self.idx.robot_collision_geoms
+        saved = m.geom_conaffinity[robot].copy()
+        m.geom_conaffinity[robot] = saved | STATIC_BIT
+        try:
+            mujoco.mj_collision(m, d)
+        finally:
+            m.geom_conaffinity[robot] = saved
+        if d.ncon == 0:
+            return 0.0
+        g = d.contact.geom[: d.ncon]
+        is_robot = self.idx.robot_geoms[g]
+        static = (m.geom_contype[g] & STATIC_BIT).astype(bool)
+        pairs = (is_robot[:, 0] & static[:, 1]) | (is_robot[:, 1] & static[:, 0])
+        held = self.gripper.held_articulation
+        if held is not None:  # the arm may pass through the door it holds (fridge door)
+            pairs &= ~np.isin(g, self.idx.art_geoms[held]).any(axis=1)
+        depth = np.maximum(-d.contact.dist[: d.ncon][pairs], 0.0)
+        return float(PENETRATION_STIFFNESS * depth.sum())
 
     def _robot_contact_force(self) -> float:
         d, idx = self.data, self.idx

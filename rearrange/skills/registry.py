@@ -10,7 +10,8 @@ SKILL_KINDS = ("oracle", "learned")
 
 
 def make_oracle(skill_name: str, base_movement: bool = False) -> Skill:
-    from rearrange.skills.oracle_manip import OracleArticulation, OraclePick, OraclePlace
+    from rearrange.skills.oracle_articulated import OracleArticulation
+    from rearrange.skills.oracle_manip import OraclePick, OraclePlace
     from rearrange.skills.oracle_nav import OracleNav
 
     if skill_name == "nav":
