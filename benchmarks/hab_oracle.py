@@ -31,6 +31,7 @@ def run(scenario: str, no_nav: bool, args: argparse.Namespace) -> tuple[EvalResu
         seed=args.seed,
         step_limits=dict(args.step_limits),
         progress=args.progress,
+        max_steps=args.max_steps,
     )
     start = time.perf_counter()
     result = evaluate(eval_args)
@@ -73,6 +74,9 @@ def main() -> None:
     p.add_argument("--skip-nonav", action="store_true")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--step-limit", action="append", default=[], metavar="SKILL=N")
+    p.add_argument(
+        "--max-steps", type=int, default=3000, help="whole-episode step budget (HAB: 3000)"
+    )
     p.add_argument("--out", default="runs/eval/hab_oracle")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args()

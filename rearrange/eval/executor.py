@@ -26,13 +26,25 @@ from rearrange.eval.overlays import episode_overlays
 from rearrange.eval.report import EpisodeRecord
 from rearrange.planner import PlanStep, plan_stages
 from rearrange.skills import Skill, default_layout, from_task_target, step_limit_for
+from rearrange.skills.base import NAV_STEP_LIMIT_HAB
 from rearrange.skills.masking import GRIP_RULES, STOP_MASK_DIST, mask_grip, mask_nav_stop
+from rearrange.skills.stand_pose import best_ready_pose, scene_now
 from rearrange.tasks import HabEnv
 
 # m: extra distance out of the furniture beyond NavMap.approach_point (one grid cell).
 STAND_MARGIN = 0.05
 # Directions (relative to the furniture's front) tried for the nav goal, in order.
 APPROACH_TURNS = (0.0, math.pi / 4, -math.pi / 4, math.pi / 2, -math.pi / 2, math.pi)
+
+# Per-skill step limits in HAB episodes. The skills' own limits (DESIGN §6: nav 300) are
+# too short for these apartments: HAB nav paths reach ~13 m, i.e. ~400 steps of driving at
+# the base's 1 m/s (0.033 m per 30 Hz step) plus turns, so nav gets 500 (the nav task env
+# itself allows 400). A base-moving (NoNav) oracle pick/place gets 200 plus a nav's 500
+# (`skills.base.step_limit_for`).
+# These are caps: the whole episode still ends at `max_steps` (3000).
+HAB_STEP_LIMITS = {"nav": NAV_STEP_LIMIT_HAB}
+
+FLOOR_Z = 0.2  # m: an object centre below this fell off its receptacle (issue 5)
 
 FrameSink = Callable[[np.ndarray], None]
 
@@ -46,8 +58,8 @@ class ExecutorConfig:
     stop_mask_dist: float = STOP_MASK_DIST
     mask_grip: bool = True
     """Pick keeps the grip on once holding; place keeps it off once released."""
-    step_limits: dict[str, int] = field(default_factory=dict)
-    """Per-skill step limits overriding the skill's own (e.g. {"nav": 600})."""
+    step_limits: dict[str, int] = field(default_factory=lambda: dict(HAB_STEP_LIMITS))
+    """Per-skill step limits overriding the skill's own (see HAB_STEP_LIMITS)."""
     frame_every: int = 2
     """Record a video frame every this many env steps (when a frame sink is given)."""
     frame_size: tuple[int, int] = (480, 360)
@@ -219,7 +231,9 @@ class TPSRLExecutor:
             if held == step.obj_index:
                 return True, ""
             what = "nothing" if held is None else f"object {held}"
-            return False, f"not holding obj_{step.obj_index} (holding {what})"
+            z = float(sim.object_pos(step.obj_index)[2])
+            where = f"; it lies on the floor (z {z:.2f} m)" if z < FLOOR_Z else ""
+            return False, f"not holding obj_{step.obj_index} (holding {what}){where}"
         if step.skill == "place":
             if env.target_done(step.target_index):
                 return True, ""
@@ -264,13 +278,43 @@ def nav_entity_xy(env: HabEnv, step: PlanStep) -> tuple[float, float]:
 
 
 def nav_goal(env: HabEnv, step: PlanStep) -> tuple[float, float, float]:
-    """(x, y, yaw) a nav step drives to: in front of the target's furniture, facing the
-    target, as the nav skill's training episodes define it (`episodes._build_pick`).
+    """(x, y, yaw) a nav step drives to: a pick-ready pose for what the next skill works on,
+    the same kind of pose the nav skill's training episodes end at (CONTRACTS §1,
+    `episodes._build_pick`): navigable, the target within the arm's reach, facing it, the
+    resting robot (and held object) touching nothing (`skills.stand_pose`).
 
-    When the front is not reachable from where the robot stands (a pocket between the
-    furniture and a wall), the other sides are tried, nearest turn first."""
+    Falls back to the point in front of the furniture when no such pose exists."""
     x, y = nav_entity_xy(env, step)
     front = _front_yaw(env, step)
+    work = _fridge_work_pose(env, step)
+    if work is not None:
+        return work
+    held = env.sim.held_object() if step.nav_kind == "goal" else None
+    force_open = (step.articulation,) if _drawer_travel(env, step) else ()
+    pose = best_ready_pose(env.sim, (x, y), front, held=held, force_open=force_open)
+    if pose is None and force_open:  # no pose clear of the open drawer: as it is now
+        pose = best_ready_pose(env.sim, (x, y), front)
+    return pose if pose is not None else _front_pose(env, step, x, y, front)
+
+
+def _fridge_work_pose(env: HabEnv, step: PlanStep) -> tuple[float, float, float] | None:
+    """For the fridge door: the episode generator's work pose (the open/close fridge skill
+    episodes start around it; it keeps the whole handle arc in reach), if clear now."""
+    from rearrange.sim import episodes
+
+    work_pose = getattr(episodes, "articulation_work_pose", None)
+    if step.nav_kind != "articulation" or work_pose is None:
+        return None
+    art = _articulation(env.sim.layout, step.articulation)
+    if art.kind != "hinge":
+        return None
+    pose = tuple(float(v) for v in work_pose(env.sim.layout, art))
+    held = env.sim.held_object()
+    return pose if scene_now(env.sim, held).pose_ok(*pose) else None
+
+
+def _front_pose(env: HabEnv, step: PlanStep, x: float, y: float, front: float):
+    """The point just in front of the furniture (first direction reachable), facing x, y."""
     nm = env.sim.navmap
     here = tuple(float(v) for v in env.sim.base_pose()[:2])
     extra = _drawer_travel(env, step)

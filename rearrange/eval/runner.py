@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rearrange.eval.executor import ExecutorConfig, TPSRLExecutor
+from rearrange.eval.executor import HAB_STEP_LIMITS, ExecutorConfig, TPSRLExecutor
 from rearrange.eval.report import EpisodeRecord, EvalResult
 from rearrange.eval.video import VideoRecorder
 from rearrange.planner import PlanStep, make_plan, stage_names
@@ -145,7 +145,7 @@ def evaluate(args: Any) -> EvalResult:
         skills,
         ExecutorConfig(
             max_steps=args.max_steps,
-            step_limits=dict(args.step_limits),
+            step_limits={**HAB_STEP_LIMITS, **dict(args.step_limits)},
             frame_every=args.video_every,
         ),
     )

@@ -15,6 +15,10 @@ import numpy as np
 # DESIGN §6: default skill step limit 200, nav 300.
 DEFAULT_STEP_LIMIT = 200
 NAV_STEP_LIMIT = 300
+# HAB apartments need more: nav paths reach ~13 m, ~400 steps at 1 m/s plus turns
+# (rearrange.eval.executor.HAB_STEP_LIMITS). A base-moving (NoNav) manipulation skill
+# navigates first, so it gets a nav's worth of steps on top of its own.
+NAV_STEP_LIMIT_HAB = 500
 
 SKILL_NAMES = ("nav", "pick", "place", "open_fridge", "close_fridge", "open_cab", "close_cab")
 
@@ -60,8 +64,10 @@ class Skill(Protocol):
     def is_done(self, obs: dict, sim: Any) -> bool: ...
 
 
-def step_limit_for(skill_name: str) -> int:
-    return NAV_STEP_LIMIT if skill_name == "nav" else DEFAULT_STEP_LIMIT
+def step_limit_for(skill_name: str, base_movement: bool = False) -> int:
+    if skill_name == "nav":
+        return NAV_STEP_LIMIT
+    return DEFAULT_STEP_LIMIT + (NAV_STEP_LIMIT_HAB if base_movement else 0)
 
 
 def check_skill_name(skill_name: str) -> str:

@@ -48,7 +48,7 @@ class OracleSkill:
         self.task = self.name
         self.base_movement = base_movement
         self.layout = default_layout(self.name, base_movement)
-        self.step_limit = step_limit or step_limit_for(self.name)
+        self.step_limit = step_limit or step_limit_for(self.name, base_movement)
         self.target = SkillTarget()
         self.steps = 0
         self.stop_called = False

@@ -1,13 +1,22 @@
-"""Scripted navigation: follow NavMap.shortest_path, turn to the goal yaw, call stop.
+"""Scripted navigation: follow NavMap.shortest_path to the goal pose precisely, then stop.
 
-Controller: turn-then-drive along the path's straight segments. While the heading error
-to the next waypoint is large the robot turns in place (a diff-drive base cannot strafe, and
-turning first keeps the inflated-obstacle clearance the path planner assumed).
+`PathFollower` is the base controller, shared with the base-moving pick/place oracles
+(navigate-then-manipulate, issue 4). The sim's base is kinematic: a velocity command moves
+it exactly (unless a wall blocks it), so the follower drives to the goal point within
+`pos_tol` and turns to the goal yaw within `yaw_tol` (a few cm and degrees) instead of
+settling for the nav task's 1.5 m success radius: the nav goal is a pick-ready pose
+(CONTRACTS §1), and stopping short leaves the target out of the arm's reach.
+
+Driving: turn in place while the heading error to the next waypoint is large (a diff-drive
+base cannot strafe, and the string-pulled path turns exactly at the inflated obstacle
+boundary, so cutting a corner means touching it), else drive at full speed with a
+proportional heading correction, and slow down only to land on the goal point.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,15 +24,146 @@ import numpy as np
 from rearrange.skills.base import SkillError
 from rearrange.skills.oracle_common import OracleSkill, wrap_angle
 
-WAYPOINT_TOL = 0.12  # m: a path waypoint counts as passed
-TURN_IN_PLACE = 0.5  # rad: heading error above which the robot only turns
-DENSIFY = 0.4  # m: max waypoint spacing, so doorways mid-segment get nudged too
-STUCK_WINDOW = 8  # steps
-BACKUP_STEPS = 6
-ARRIVE_DIST = 0.25  # m: close enough to the goal point, now turn to the goal yaw
-STOP_DIST = 1.5  # m (geodesic): success radius of the nav task
-STOP_ANGLE = math.radians(8.0)  # stop well inside the 15 degree success cone
-REPLAN_EVERY = 30  # steps; the path is also recomputed when the robot strays
+POLICY_DT = 1.0 / 30.0  # s per policy step (DESIGN §4: 30 Hz)
+
+
+@dataclass(frozen=True)
+class FollowerConfig:
+    pos_tol: float = 0.03
+    """m: the goal point counts as reached."""
+    yaw_tol: float = math.radians(2.0)
+    """rad: the goal heading counts as reached."""
+    waypoint_tol: float = 0.08
+    """m: an intermediate waypoint counts as passed."""
+    turn_in_place: float = 0.8
+    """rad: heading error above which the base only turns (below it, it arcs: the corner
+    of a string-pulled path is on the inside of the turn, so arcing swings outward)."""
+    reverse_dist: float = 0.6
+    """m: a goal closer than this and behind the robot is reached by reversing."""
+    densify: float = 0.4
+    """m: max waypoint spacing, so doorways mid-segment get nudged off the walls too."""
+    replan_every: int = 60
+    """steps between path re-plans (also after a stuck recovery)."""
+    stuck_window: int = 10
+    """steps over which a driving base must move at least 1 cm."""
+    backup_steps: int = 6
+    """steps reversing after getting stuck."""
+
+
+class PathFollower:
+    """Drives the base along the NavMap's shortest path to a goal pose (x, y, yaw)."""
+
+    def __init__(
+        self,
+        max_linear: float | None = None,
+        max_angular: float | None = None,
+        config: FollowerConfig | None = None,
+    ) -> None:
+        # m/s and rad/s at action 1; None reads SimConfig.base_max_linear / _angular.
+        self.max_linear = max_linear
+        self.max_angular = max_angular
+        self.cfg = config or FollowerConfig()
+        self.goal = (0.0, 0.0, 0.0)
+        self.reset(self.goal)
+
+    def reset(self, goal: tuple[float, float, float]) -> None:
+        self.goal = tuple(float(v) for v in goal)
+        self.path: list[tuple[float, float]] = []
+        self.steps = 0
+        self._planned_at = 0
+        self._trail: list[tuple[float, float]] = []
+        self._backing = 0
+        self._aligning = False
+
+    def command(self, sim: Any) -> np.ndarray | None:
+        """The [linear, angular] base action in [-1, 1] for this step; None once at the goal."""
+        self.steps += 1
+        if self.max_linear is None:
+            self.max_linear = float(sim.config.base_max_linear)
+        if self.max_angular is None:
+            self.max_angular = float(sim.config.base_max_angular)
+        x, y, yaw = (float(v) for v in sim.base_pose())
+        gx, gy, gyaw = self.goal
+        dist = math.hypot(gx - x, gy - y)
+        # Once aligning, a nudge of a few mm (arm contacts) must not restart the drive.
+        if dist < self.cfg.pos_tol or (self._aligning and dist < 2.5 * self.cfg.pos_tol):
+            self._aligning = True
+            err = wrap_angle(gyaw - yaw)
+            if abs(err) < self.cfg.yaw_tol:
+                return None
+            return np.array([0.0, self._turn(err)])
+        self._aligning = False
+        if self._backing > 0:  # stuck recovery: reverse a little, then replan
+            self._backing -= 1
+            if self._backing == 0:
+                self.path = []
+            return np.array([-0.5, 0.0])
+        if self._stuck(x, y):
+            self._backing = self.cfg.backup_steps
+        if not self.path or self.steps - self._planned_at >= self.cfg.replan_every:
+            self._plan(sim, x, y)
+        wx, wy = self._next_waypoint(sim, x, y)
+        final = len(self.path) == 1
+        return self._drive(x, y, yaw, wx, wy, final)
+
+    # --- path ------------------------------------------------------------------------
+    def _plan(self, sim, x: float, y: float) -> None:
+        gx, gy, _ = self.goal
+        nm = sim.navmap
+        raw = nm.shortest_path((x, y), (gx, gy)) or [(x, y), (gx, gy)]
+        dense = _densify(raw, self.cfg.densify)
+        inner = [_nudge(nm, p) for p in dense[1:-1]]
+        # The path starts and ends at snapped cells; the real goal may sit a few cm off
+        # the grid (poses come from the sim's exact footprint check).
+        self.path = inner + [(gx, gy)]
+        self._planned_at = self.steps
+
+    def _next_waypoint(self, sim, x: float, y: float) -> tuple[float, float]:
+        """Pops passed waypoints, and skips ahead when the next-but-one is in plain view
+        (after a recovery or a slide along a wall the robot may be past a waypoint)."""
+        nm, tol = sim.navmap, self.cfg.waypoint_tol
+        while len(self.path) > 1:
+            px, py = self.path[0]
+            if math.hypot(px - x, py - y) < tol or nm.line_of_sight((x, y), self.path[1]):
+                self.path.pop(0)
+                continue
+            break
+        return self.path[0]
+
+    def _stuck(self, x: float, y: float) -> bool:
+        """True when the base barely moved over the last window of driving steps."""
+        self._trail.append((x, y))
+        if len(self._trail) < self.cfg.stuck_window:
+            return False
+        x0, y0 = self._trail.pop(0)
+        if math.hypot(x - x0, y - y0) < 0.01 and self._driving:
+            self._trail.clear()
+            return True
+        return False
+
+    # --- control ---------------------------------------------------------------------
+    def _drive(self, x, y, yaw, wx, wy, final: bool) -> np.ndarray:
+        remaining = math.hypot(wx - x, wy - y)
+        err = wrap_angle(math.atan2(wy - y, wx - x) - yaw)
+        sign = 1.0
+        if final and remaining < self.cfg.reverse_dist and abs(err) > 2.0:
+            err, sign = wrap_angle(err + math.pi), -1.0  # goal just behind: back up to it
+        angular = self._turn(err)
+        if abs(err) > self.cfg.turn_in_place:
+            linear = 0.0
+        elif final:
+            # land on the goal point: at most the remaining distance this step
+            linear = min(1.0, remaining / (self.max_linear * POLICY_DT)) * math.cos(err)
+        else:
+            linear = math.cos(err) ** 2
+        self._driving = linear > 0
+        return np.array([sign * linear, angular])
+
+    def _turn(self, err: float) -> float:
+        """Angular action that turns by `err` this step, or at full speed when larger."""
+        return float(np.clip(err / (self.max_angular * POLICY_DT), -1.0, 1.0))
+
+    _driving = False
 
 
 class OracleNav(OracleSkill):
@@ -33,105 +173,30 @@ class OracleNav(OracleSkill):
         self,
         base_movement: bool = True,
         step_limit: int | None = None,
-        max_linear: float = 1.0,
-        max_angular: float = 1.5,
+        max_linear: float | None = None,
+        max_angular: float | None = None,
+        config: FollowerConfig | None = None,
     ) -> None:
         super().__init__(base_movement=True, step_limit=step_limit)
-        self.max_linear = max_linear  # m/s at action 1 (SimConfig.base_max_linear)
-        self.max_angular = max_angular  # rad/s at action 1 (SimConfig.base_max_angular)
-        self.path: list[tuple[float, float]] = []
+        self.follower = PathFollower(max_linear, max_angular, config)
+
+    @property
+    def path(self) -> list[tuple[float, float]]:
+        return self.follower.path
 
     def _reset(self) -> None:
         if self.target.nav_goal is None:
             raise SkillError("nav skill needs SkillTarget.nav_goal = (x, y, yaw)")
-        self.path = []
-        self._planned_at = -REPLAN_EVERY
-        self._trail: list[tuple[float, float]] = []
-        self._backing = 0
-        self._driving = False
+        self.follower.reset(self.target.nav_goal)
 
     def _act(self, obs: dict, sim: Any) -> np.ndarray:
-        x, y, yaw = (float(v) for v in sim.base_pose())
-        gx, gy, gyaw = (float(v) for v in self.target.nav_goal)
-        if math.hypot(gx - x, gy - y) < ARRIVE_DIST or self.phase == "align":
-            return self._align(sim, yaw, gyaw, gx, gy, x, y)
-        if self._backing > 0:  # stuck recovery: reverse a little, then replan
-            self._backing -= 1
-            if self._backing == 0:
-                self.path = []
-            return self.layout.compose(base=np.array([-0.5, 0.0]), stop=False)
-        if self._stuck(x, y):
-            self._backing = BACKUP_STEPS
-        if self.steps - self._planned_at >= REPLAN_EVERY or not self.path:
-            raw = sim.navmap.shortest_path((x, y), (gx, gy)) or [(gx, gy)]
-            dense = _densify(raw, DENSIFY)
-            self.path = [dense[0]] + [_nudge(sim.navmap, p) for p in dense[1:-1]] + [dense[-1]]
-            self._planned_at = self.steps
-        wx, wy = self._next_waypoint(x, y)
-        if math.hypot(wx - x, wy - y) < 0.05:  # path exhausted (goal snapped nearby)
-            return self._align(sim, yaw, gyaw, gx, gy, x, y)
-        err = wrap_angle(math.atan2(wy - y, wx - x) - yaw)
-        if self._hurry(sim, x, y, gx, gy):
-            return self._align(sim, yaw, gyaw, gx, gy, x, y)
-        last_leg = len(self.path) == 1
-        return self._drive(err, math.hypot(wx - x, wy - y) if last_leg else 1.0)
-
-    def _hurry(self, sim, x, y, gx, gy) -> bool:
-        """Late in the step budget, settle for the success radius instead of the goal point."""
-        return self.steps > 0.75 * self.step_limit and self._within(sim, x, y, gx, gy)
-
-    def _next_waypoint(self, x: float, y: float) -> tuple[float, float]:
-        """Drive segment by segment: string-pulled paths graze inflated corners, and a
-        look-ahead chord would cut through them."""
-        while (
-            len(self.path) > 1
-            and math.hypot(self.path[0][0] - x, self.path[0][1] - y) < WAYPOINT_TOL
-        ):
-            self.path.pop(0)
-        return float(self.path[0][0]), float(self.path[0][1])
-
-    def _stuck(self, x: float, y: float) -> bool:
-        """True when the base barely moved over the last STUCK_WINDOW driving steps."""
-        self._trail.append((x, y))
-        if len(self._trail) < STUCK_WINDOW:
-            return False
-        x0, y0 = self._trail.pop(0)
-        if math.hypot(x - x0, y - y0) < 0.02 and self._driving:
-            self._trail.clear()
-            return True
-        return False
-
-    def _align(self, sim, yaw, gyaw, gx, gy, x, y) -> np.ndarray:
-        """At the goal point: turn to the goal yaw, then stop."""
-        self.phase = "align"
-        err = wrap_angle(gyaw - yaw)
-        if abs(err) < STOP_ANGLE and self._within(sim, x, y, gx, gy):
+        base = self.follower.command(sim)
+        if base is None:
+            self.phase = "stop"
             self.stop_called = True
             return self.layout.compose(base=np.zeros(2), stop=True)
-        if abs(err) < STOP_ANGLE:  # facing right but pushed off the goal: go back
-            self.phase = "drive"
-        return self.layout.compose(base=np.array([0.0, self._turn(err)]), stop=False)
-
-    def _within(self, sim, x, y, gx, gy) -> bool:
-        d = sim.navmap.geodesic_distance((x, y), (gx, gy))
-        if not math.isfinite(d):
-            d = math.hypot(gx - x, gy - y)
-        return d < STOP_DIST - 0.3
-
-    def _turn(self, err: float) -> float:
-        # Proportional turn that reaches the target without overshoot at 30 Hz.
-        dt = 1.0 / 30.0
-        return float(np.clip(err / (self.max_angular * dt * 3.0), -1.0, 1.0))
-
-    def _drive(self, err: float, remaining: float) -> np.ndarray:
-        angular = self._turn(err)
-        if abs(err) > TURN_IN_PLACE:
-            linear = 0.0
-        else:
-            # slow down only on the last leg; cos(err)² keeps turns while driving tight
-            linear = float(np.clip(remaining / 0.5, 0.2, 1.0)) * math.cos(err) ** 2
-        self._driving = linear > 0
-        return self.layout.compose(base=np.array([linear, angular]), stop=False)
+        self.phase = "align" if self.follower._aligning else "drive"
+        return self.layout.compose(base=base, stop=False)
 
 
 _RING = [(math.cos(a), math.sin(a)) for a in np.linspace(0, 2 * math.pi, 16, endpoint=False)]

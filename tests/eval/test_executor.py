@@ -203,3 +203,29 @@ def test_oracle_tidy_house_several_episodes_record_consistent_stages():
         record = TPSRLExecutor(env, skills).run_episode(plan)
         assert 0 <= record.stages_completed <= 10 and record.steps <= 3000
         assert record.success == (record.stages_completed == 10 and not record.failed_skill)
+
+
+def test_nav_goal_is_a_pick_ready_pose_and_oracle_nav_lands_on_it(one_target_episode):
+    from rearrange.skills.stand_pose import in_ready_pose, scene_now
+
+    env = _env(one_target_episode)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode)
+    goal = nav_goal(env, plan[0])
+    assert scene_now(env.sim).pose_ok(*goal)  # the episode generator's clearance test
+    record = TPSRLExecutor(env, {"nav": make_skill("nav", "oracle")}).run_episode(plan[:1])
+    x, y, yaw = env.sim.base_pose()
+    assert math.dist((x, y), goal[:2]) < 0.05
+    assert abs(math.remainder(yaw - goal[2], 2 * math.pi)) < math.radians(3)
+    assert in_ready_pose(env.sim, env.sim.object_pos(plan[0].obj_index)[:2], reach_max=1.0)
+    assert record.failed_skill == "plan"  # the nav step held; only the cut plan "failed"
+
+
+def test_nonav_oracle_pick_and_place_navigate_themselves(one_target_episode):
+    env = _env(one_target_episode, base_movement=True)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode, no_nav=True)
+    skills = {n: make_skill(n, "oracle", base_movement=True) for n in ("pick", "place")}
+    record = TPSRLExecutor(env, skills).run_episode(plan)
+    assert record.failure_reason == ""
+    assert record.success and record.stages_completed == 2

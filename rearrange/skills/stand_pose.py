@@ -1,0 +1,174 @@
+"""Pick-ready base poses: where the robot stands to manipulate something (CONTRACTS §1).
+
+The nav training episodes end at a pose the episode generator draws with
+`episodes._Scene.spawn_close(..., yaw_noise=0)`: navigable, the target within the arm's
+reach from the shoulder, facing it exactly, and the resting robot (arm, held object)
+touching no wall, furniture, door, drawer or object (`clearance.RobotClearance`). The HAB
+executor's nav goals and the base-moving oracles' stand points must be the same kind of
+pose, so this module builds a generator `_Scene` from the sim's *current* state and checks
+candidate cells with its `pose_ok` (the generator's own test). Instead of the generator's
+random draw it takes the best-scoring pose: target at a comfortable reach, little driving.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from rearrange.sim.episode_types import ObjectPlacement
+from rearrange.sim.episodes import EpisodeGenConfig, _Scene
+from rearrange.sim.world import Footprints
+
+GEN_CONFIG = EpisodeGenConfig()
+COMFORT_REACH = 0.6  # m shoulder → target: the middle of the generator's [0.4, 0.85] band
+MAX_CHECKS = 150  # clearance checks per approach direction (best-scoring first)
+DRIVE_WEIGHT = 0.1  # score per metre of driving (geodesic) against per metre off comfort
+# Approach directions tried, relative to the furniture's front (nearest turn first).
+APPROACH_TURNS = (0.0, math.pi / 4, -math.pi / 4, math.pi / 2, -math.pi / 2, math.pi)
+_FOOTPRINTS: dict[int, tuple[Any, Footprints]] = {}
+
+
+def _footprints(layout) -> Footprints:
+    """The sim's base-collision footprints of a layout, built once per layout."""
+    key = id(layout)
+    hit = _FOOTPRINTS.get(key)
+    if hit is None or hit[0] is not layout:
+        if len(_FOOTPRINTS) > 16:
+            _FOOTPRINTS.clear()
+        hit = (layout, Footprints(layout))
+        _FOOTPRINTS[key] = hit
+    return hit[1]
+
+
+def _open_articulations(sim, force_open: tuple[str, ...] = ()) -> set[str]:
+    """Articulations more than half open now (the generator knows only open / closed)."""
+    names = set(force_open)
+    for a in sim.layout.articulations:
+        q = float(sim.articulation_pos(a.name))
+        if abs(q - a.closed) > 0.5 * abs(a.open - a.closed):
+            names.add(a.name)
+    return names
+
+
+def scene_now(sim, held: int | None = None, force_open: tuple[str, ...] = ()) -> _Scene:
+    """An episode-generator scene mirroring the sim now: objects where they are, the held
+    object in the gripper, articulations open or closed as they are (or `force_open`)."""
+    sc = _Scene(
+        sim.layout, sim.navmap, np.random.default_rng(0), GEN_CONFIG, _footprints(sim.layout)
+    )
+    for i, o in enumerate(sim.episode.objects):
+        pos = tuple(float(v) for v in sim.object_pos(i))
+        sc.objects.append(ObjectPlacement(o.obj_type, pos, o.quat, o.receptacle))
+    sc.held = held
+    sc.open_articulations = _open_articulations(sim, force_open)
+    return sc
+
+
+def _in_reach(x: float, y: float, yaw: float, target_xy) -> float:
+    """Shoulder → target horizontal distance of a base pose."""
+    sx = x + GEN_CONFIG.shoulder_x * math.cos(yaw)
+    sy = y + GEN_CONFIG.shoulder_x * math.sin(yaw)
+    return math.hypot(float(target_xy[0]) - sx, float(target_xy[1]) - sy)
+
+
+def _candidates(sc: _Scene, target_xy, approach_yaw: float, reach_max: float) -> np.ndarray:
+    """Cells around the approach point whose centre could have the target in reach."""
+    nm, cfg = sc.navmap, sc.cfg
+    tx, ty = float(target_xy[0]), float(target_xy[1])
+    stand = nm.approach_point(tx, ty, approach_yaw)
+    if stand is None:
+        return np.zeros((0, 2))
+    cells = nm.candidates(near=stand, max_dist=2 * reach_max)
+    res, (x0, y0) = nm.resolution, nm.origin
+    xy = np.stack([x0 + (cells[:, 1] + 0.5) * res, y0 + (cells[:, 0] + 0.5) * res], axis=1)
+    d = np.hypot(xy[:, 0] - tx, xy[:, 1] - ty)
+    lo, hi = cfg.reach_min - cfg.shoulder_x, reach_max + cfg.shoulder_x
+    return xy[(d >= lo) & (d <= hi)]
+
+
+def ready_pose(
+    sim,
+    target_xy,
+    approach_yaw: float,
+    held: int | None = None,
+    from_xy=None,
+    force_open: tuple[str, ...] = (),
+    turns: tuple[float, ...] = APPROACH_TURNS,
+    reach_max: float | None = None,
+) -> tuple[float, float, float] | None:
+    """The best pick-ready pose (x, y, yaw) facing `target_xy`, or None if none exists.
+
+    Candidates come from the approach directions `approach_yaw + turns` in order; the
+    first direction with a valid pose wins, and within it the pose with the target
+    nearest a comfortable reach and the shortest drive from `from_xy` (default: the base).
+    `reach_max` widens the generator's reach band (default `EpisodeGenConfig.reach_max`).
+    """
+    hi = GEN_CONFIG.reach_max if reach_max is None else reach_max
+    sc = scene_now(sim, held, force_open)
+    here = tuple(float(v) for v in (from_xy if from_xy is not None else sim.base_pose()[:2]))
+    dist_grid = sc.navmap.distance_grid(*here)
+    tx, ty = float(target_xy[0]), float(target_xy[1])
+    for turn in turns:
+        xy = _candidates(sc, target_xy, approach_yaw + turn, hi)
+        if not len(xy):
+            continue
+        yaw = np.arctan2(ty - xy[:, 1], tx - xy[:, 0])
+        reach = np.hypot(
+            tx - (xy[:, 0] + GEN_CONFIG.shoulder_x * np.cos(yaw)),
+            ty - (xy[:, 1] + GEN_CONFIG.shoulder_x * np.sin(yaw)),
+        )
+        ok = (reach >= GEN_CONFIG.reach_min) & (reach <= hi)
+        drive = _grid_lookup(sc.navmap, dist_grid, xy)
+        ok &= np.isfinite(drive)
+        score = np.abs(reach - COMFORT_REACH) + DRIVE_WEIGHT * np.where(ok, drive, 0.0)
+        for i in np.argsort(np.where(ok, score, np.inf))[: int(ok.sum())][:MAX_CHECKS]:
+            x, y, a = float(xy[i, 0]), float(xy[i, 1]), float(yaw[i])
+            if sc.pose_ok(x, y, a):
+                return x, y, a
+    return None
+
+
+def _grid_lookup(nm, grid: np.ndarray, xy: np.ndarray) -> np.ndarray:
+    """Values of a per-cell grid (NavMap.distance_grid) at cell-centre points."""
+    res, (x0, y0) = nm.resolution, nm.origin
+    cols = np.floor((xy[:, 0] - x0) / res).astype(np.int64)
+    rows = np.floor((xy[:, 1] - y0) / res).astype(np.int64)
+    return grid[rows, cols]
+
+
+def in_ready_pose(
+    sim, target_xy, max_bearing: float = math.radians(30), reach_max: float | None = None
+) -> bool:
+    """Whether the base already stands like a close spawn: target within reach, facing it."""
+    x, y, yaw = (float(v) for v in sim.base_pose())
+    d = _in_reach(x, y, yaw, target_xy)
+    hi = GEN_CONFIG.reach_max if reach_max is None else reach_max
+    bearing = math.atan2(float(target_xy[1]) - y, float(target_xy[0]) - x) - yaw
+    bearing = (bearing + math.pi) % (2 * math.pi) - math.pi
+    return GEN_CONFIG.reach_min <= d <= hi and abs(bearing) <= max_bearing
+
+
+# Relaxations tried in order when the generator's own pose test finds nothing:
+# - an object in the middle of a deep table lies beyond the generator's 0.85 m band
+#   from every navigable cell (HAB scenarios pick any clutter object); the arm reaches
+#   >= 1.0 m at 0.5-1.0 m height (`EpisodeGenConfig` notes), so widen the band;
+# - holding an object, the resting arm carries it at 0.76-1.03 m height ~0.8 m ahead of
+#   the base, so over a 0.9 m counter no strict pose exists: stand back and reach farther,
+#   else ignore the held object.
+FAR_REACH = 1.0
+
+
+def best_ready_pose(
+    sim, target_xy, approach_yaw: float, held: int | None = None, from_xy=None, **kw
+) -> tuple[float, float, float] | None:
+    """`ready_pose`, relaxed step by step (see FAR_REACH) when no strict pose exists."""
+    tries: list[dict] = [{"held": held}, {"held": held, "reach_max": FAR_REACH}]
+    if held is not None:
+        tries += [{"held": None}, {"held": None, "reach_max": FAR_REACH}]
+    for t in tries:
+        pose = ready_pose(sim, target_xy, approach_yaw, from_xy=from_xy, **t, **kw)
+        if pose is not None:
+            return pose
+    return None
