@@ -376,7 +376,13 @@ class _Scene:
 FRIDGE_WORK_XY = (0.92, -0.87)
 FRIDGE_WORK_NOISE = 0.05  # m, uniform per axis, for close spawns
 FRIDGE_WORK_YAW_NOISE = math.radians(8)
-DRAWER_WORK_OUT, DRAWER_WORK_SIDE = 0.6, 0.2  # m from the mid-travel handle
+# Drawer work pose: in front of the mid-travel handle, facing the cabinet, shifted so the
+# handle line passes the robot's right side at the resting EE's lateral offset (-0.24 m in
+# the base frame) less a margin for the ±30° facing rule: the closed handle (0.83 m away)
+# and the open one (0.38 m) both stay in reach, and the arm ends either task near rest.
+DRAWER_WORK_OUT = 0.6  # m in front of the mid-travel handle
+DRAWER_WORK_SIDE = -0.15  # m, the handle's offset to the robot's left (negative: right)
+DRAWER_WORK_NOISE = 0.04  # m, uniform per axis, for close spawns
 
 
 def _wrap(a: float) -> float:
@@ -398,25 +404,55 @@ def _fridge_hinge_xy(art: Articulation, front_yaw: float) -> np.ndarray:
     return np.asarray(art.handle_closed_pos[:2], dtype=np.float64) - _rot2(local, front_yaw)
 
 
-def articulation_work_pose(layout: Layout, art: Articulation, q: float = 0.0):
-    """Nominal base pose (x, y, yaw) for working `art`'s handle over its whole travel
-    (fridge: see FRIDGE_WORK_XY; drawer: in front of the mid-travel handle, a little to
-    the side, facing it). `q` is unused (the pose covers the whole travel)."""
+WORK_SHIFT_MAX = 0.3  # m the work pose may move off its nominal spot when that is blocked
+WORK_REACH = (0.35, 0.9)  # m, shoulder to both ends of the handle travel (horizontal)
+
+
+def _nominal_work_pose(layout: Layout, art: Articulation) -> tuple[np.ndarray, float, list]:
+    """(stand xy, heading, handle xy at both ends of the travel) before any shift."""
     yaw = layout.furniture_named(art.furniture).front_yaw
     front = np.array([math.cos(yaw), math.sin(yaw)])
+    closed = np.asarray(art.handle_closed_pos[:2], dtype=np.float64)
     if art.kind == "hinge":
         hinge = _fridge_hinge_xy(art, yaw)
         stand = hinge + _rot2(FRIDGE_WORK_XY, yaw)
-        closed = np.asarray(art.handle_closed_pos[:2], dtype=np.float64)
-        mid = hinge + _rot2(closed - hinge, -yaw)  # closed handle in the hinge frame ...
-        mid = hinge + _rot2(_rot2(mid - hinge, 0.5 * (art.open - art.closed)), yaw)  # ... mid arc
-        face = math.atan2(mid[1] - stand[1], mid[0] - stand[0])
-        return float(stand[0]), float(stand[1]), face
-    handle = np.asarray(art.handle_closed_pos[:2], dtype=np.float64)
-    mid = handle + front * 0.5 * (art.open - art.closed)
-    side = np.array([-front[1], front[0]])
-    stand = mid + DRAWER_WORK_OUT * front + DRAWER_WORK_SIDE * side
-    return float(stand[0]), float(stand[1]), math.atan2(-(stand - mid)[1], -(stand - mid)[0])
+        opened = hinge + _rot2(closed - hinge, art.open - art.closed)
+        mid = hinge + _rot2(closed - hinge, 0.5 * (art.open - art.closed))
+        return stand, math.atan2(mid[1] - stand[1], mid[0] - stand[0]), [closed, opened]
+    opened = closed + front * (art.open - art.closed)
+    left = np.array([front[1], -front[0]])  # the robot's left while it faces the cabinet
+    stand = 0.5 * (closed + opened) + DRAWER_WORK_OUT * front - DRAWER_WORK_SIDE * left
+    return stand, _wrap(yaw + math.pi), [closed, opened]
+
+
+def articulation_work_pose(
+    layout: Layout,
+    art: Articulation,
+    q: float = 0.0,
+    footprints: Footprints | None = None,
+    robot_radius: float = 0.3,
+    shoulder_x: float = 0.033,
+) -> tuple[float, float, float]:
+    """Base pose (x, y, yaw) for working `art`'s handle over its whole travel (fridge: see
+    FRIDGE_WORK_XY, facing the middle of the arc; drawer: DRAWER_WORK_OUT in front of the
+    mid-travel handle, which lies DRAWER_WORK_SIDE to the robot's left, facing the
+    cabinet). Where walls or furniture (`footprints`, default the layout's) block that
+    spot, the nearest free one within WORK_SHIFT_MAX that keeps both ends of the travel
+    within WORK_REACH of the shoulder (a cabinet beside the fridge blocked it). `q` is
+    unused (the pose covers the whole travel)."""
+    stand, yaw, ends = _nominal_work_pose(layout, art)
+    fp = footprints if footprints is not None else Footprints(layout)
+    head = np.array([math.cos(yaw), math.sin(yaw)])
+    for r in np.arange(0.0, WORK_SHIFT_MAX + 1e-9, 0.05):
+        for a in np.linspace(0.0, 2 * math.pi, 1 if r == 0 else 16, endpoint=False):
+            xy = stand + r * np.array([math.cos(a), math.sin(a)])
+            if fp.collides(float(xy[0]), float(xy[1]), robot_radius + 0.02):
+                continue
+            shoulder = xy + shoulder_x * head
+            reach = [float(np.linalg.norm(e - shoulder)) for e in ends]
+            if WORK_REACH[0] <= min(reach) and max(reach) <= WORK_REACH[1]:
+                return float(xy[0]), float(xy[1]), float(yaw)
+    return float(stand[0]), float(stand[1]), float(yaw)  # boxed in: the nominal pose
 
 
 def _door_geometry(layout: Layout, art: Articulation) -> tuple[np.ndarray, np.ndarray, float]:
@@ -486,31 +522,36 @@ def _build_articulated(sc: _Scene, task: str) -> tuple:
     sc.add_clutter(sc.num_objects())
     handle = sc.clearance().handle_pos(art.name)  # where it is at the episode's joint value
     approach = sc.front_yaw(art.furniture)
-    if art.kind == "hinge":
-        start = _spawn_fridge_work(sc, art, handle)
-    else:
-        start = sc.spawn_close(handle[:2], approach)
+    start = _spawn_work(sc, art, handle)
     far = sc.spawn_near(handle[:2], approach)
     return start, [], {"articulation": art.name, "robot_start_far": list(far)}
 
 
-def _spawn_fridge_work(sc: _Scene, art: Articulation, handle) -> tuple[float, float, float]:
-    """Close spawn for the fridge tasks (Habitat 2.0 style: a fixed region in front of the
-    fridge, on the handle side): the work pose ± FRIDGE_WORK_NOISE, facing the middle of
-    the handle's arc ± FRIDGE_WORK_YAW_NOISE, handle within reach, robot clear."""
-    x0, y0, yaw0 = articulation_work_pose(sc.layout, art)
-    n, yn = FRIDGE_WORK_NOISE, FRIDGE_WORK_YAW_NOISE
+def _spawn_work(sc: _Scene, art: Articulation, handle) -> tuple[float, float, float]:
+    """Close spawn for the open/close tasks (Habitat 2.0 style: a fixed region in front of
+    the furniture): the work pose (`articulation_work_pose`) ± the position noise, its
+    heading ± the yaw noise, turned toward the current handle as far as the contract's
+    ±30° facing rule needs; handle within reach, robot clear. From there the handle's whole
+    travel is in reach (a spawn facing only the current handle left a drawer's closed end
+    out of reach: close_cab stalled with the arm straight)."""
+    x0, y0, yaw0 = articulation_work_pose(
+        sc.layout, art, footprints=sc.footprints, robot_radius=sc.cfg.robot_radius
+    )
+    hinge = art.kind == "hinge"
+    n = FRIDGE_WORK_NOISE if hinge else DRAWER_WORK_NOISE
+    yn = FRIDGE_WORK_YAW_NOISE
     turn = sc.cfg.yaw_noise - yn - 0.01  # keeps the handle within the contract's ±30°
-    for _ in range(40):
-        x, y = x0 + sc.rng.uniform(-n, n), y0 + sc.rng.uniform(-n, n)
+    for k in range(60):  # widen the region when the work pose is blocked (a wall, a table)
+        r = n * (1 + k // 15)
+        x, y = x0 + sc.rng.uniform(-r, r), y0 + sc.rng.uniform(-r, r)
         to_handle = math.atan2(handle[1] - y, handle[0] - x)
-        toward_mid = float(np.clip(_wrap(yaw0 - to_handle), -turn, turn))
+        toward_work = float(np.clip(_wrap(yaw0 - to_handle), -turn, turn))
         noise = sc.rng.uniform(-yn, yn)
-        for k in (1.0, 0.5, 0.0):  # face the arc's middle if the resting arm is clear there
-            pose = sc._pose(x, y, to_handle + k * toward_mid + noise)
+        for f in (1.0, 0.5, 0.0):  # the work heading if the resting arm is clear there
+            pose = sc._pose(x, y, to_handle + f * toward_work + noise)
             if sc._in_reach(pose, handle[:2]) and sc.pose_ok(*pose):
                 return pose
-    # Blocked (a fridge squeezed into a corner): any close spawn facing the handle.
+    # Blocked (furniture squeezed into a corner): any close spawn facing the handle.
     return sc.spawn_close(handle[:2], sc.front_yaw(art.furniture))
 
 

@@ -25,10 +25,13 @@ FLOOR_CONTYPE, FLOOR_CONAFFINITY = FLOOR_BIT, 0
 MOVABLE_CONTYPE = MOVABLE_BIT  # objects, doors, drawers: touch everything ...
 MOVABLE_CONAFFINITY = STATIC_BIT | ROBOT_BIT | MOVABLE_BIT | FLOOR_BIT
 HELD_CONAFFINITY = STATIC_BIT | MOVABLE_BIT | FLOOR_BIT  # ... but the robot while held
-# The fridge door moves only through its handle: to the robot it is like fixed furniture
-# (no physical contact, penetration measured), to objects it is a solid moving body. Why:
-# the arm reaching round the door for the handle knocked it open, and a door swinging into
-# a kinematic arm cannot be resolved physically anyway.
+# The fridge door and the drawers move only through their handles: to the robot they are
+# like fixed furniture (no physical contact, penetration measured), to objects they are
+# solid moving bodies. Why: the arm reaching round the door for the handle knocked it open,
+# the arm returning to rest over an opened drawer pushed it half shut again, and a part
+# swinging into a kinematic arm cannot be resolved physically anyway. Their contacts with
+# their own carcass are excluded (`scene_builder._exclude_part_carcass`): the joint range
+# is the stop, and a drawer rubbing its bay stalled under the suction pull.
 DOOR_CONTYPE = STATIC_BIT | MOVABLE_BIT
 DOOR_CONAFFINITY = STATIC_BIT | MOVABLE_BIT  # its bottom edge must not drag on the floor
 DOOR_FRICTION = 2.0  # N m: a released door stays where it was left (no coasting) ...
@@ -167,7 +170,7 @@ def _drawer(body, k: int, hx: float, ly: float) -> None:
     zb = A.DRAWER_BOTTOM_TOP
     wall_hz = (A.DRAWER_TOP - zb) / 2
     ft = A.DRAWER_FRONT_THICKNESS
-    mv = {"movable": True}
+    mv = {"movable": "door"}  # handle-driven, like the fridge door (see the bits above)
     box(d, (-0.02, 0, zb - 0.01), (hx - 0.04, w, 0.01), WOOD, **mv).mass = 1.0
     front = (ft / 2, w + 0.005, wall_hz + 0.025)
     box(d, (hx - ft / 2, 0, zb + wall_hz + 0.005), front, DARK_WOOD, **mv).mass = 0.5
@@ -177,7 +180,7 @@ def _drawer(body, k: int, hx: float, ly: float) -> None:
         box(d, (-0.02, sy * (w - 0.01), zb + wall_hz), side, WOOD, **mv).mass = 0.3
     hxp = hx + A.DRAWER_HANDLE_OUT
     box(
-        d, (hxp, 0, A.DRAWER_HANDLE_Z), (0.012, 0.09, 0.012), HANDLE, f"handle_drawer_{k}", True
+        d, (hxp, 0, A.DRAWER_HANDLE_Z), (0.012, 0.09, 0.012), HANDLE, f"handle_drawer_{k}", "door"
     ).mass = 0.1
     for sy in (-1, 1):
         box(
@@ -185,7 +188,7 @@ def _drawer(body, k: int, hx: float, ly: float) -> None:
             (hx + A.DRAWER_HANDLE_OUT / 2, sy * 0.07, A.DRAWER_HANDLE_Z),
             (A.DRAWER_HANDLE_OUT / 2, 0.008, 0.008),
             HANDLE,
-            movable=True,
+            movable="door",
         ).mass = 0.02
     d.add_site(name=f"handle_site_drawer_{k}", pos=[hxp, 0, A.DRAWER_HANDLE_Z], rgba=[0, 0, 0, 0])
 

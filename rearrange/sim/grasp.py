@@ -151,13 +151,20 @@ class SuctionGripper:
         m.geom_conaffinity[self._releasing] = self.idx.default_conaffinity[self._releasing]
         self._releasing = np.zeros(0, dtype=int)
 
+    def hold_target(self) -> np.ndarray | None:
+        """World point where the weld pulls the held anchor (None: nothing held). It turns
+        with the gripper, so a scripted arm steers this point, not the EE, along a handle's
+        path (steering the EE let a turning wrist pull the door radially: it stalled)."""
+        if self._eq is None:
+            return None
+        d, b1 = self.d, self.idx.gripper_body
+        return d.xpos[b1] + d.xmat[b1].reshape(3, 3) @ self.m.eq_data[self._eq][3:6]
+
     def hold_error(self) -> float:
         """Distance between where the weld wants the held anchor and where it is (m)."""
         if self._eq is None:
             return 0.0
-        d, b1 = self.d, self.idx.gripper_body
-        relpos = self.m.eq_data[self._eq][3:6]
-        want = d.xpos[b1] + d.xmat[b1].reshape(3, 3) @ relpos
+        d, want = self.d, self.hold_target()
         have = d.xpos[self._body2] + d.xmat[self._body2].reshape(3, 3) @ self._anchor
         return float(np.linalg.norm(want - have))
 

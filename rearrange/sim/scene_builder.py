@@ -93,12 +93,24 @@ def _add_world(spec: mujoco.MjSpec, layout: Layout) -> None:
             name=f.name, pos=[f.center[0], f.center[1], 0], quat=_yaw_quat(f.front_yaw)
         )
         add_furniture(body, f)
+    _exclude_part_carcass(spec, layout)
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     light = wb.add_light(name="sun", pos=[cx, cy, 6.0], dir=[0.2, 0.1, -1.0])
     light.type = mujoco.mjtLightType.mjLIGHT_DIRECTIONAL
     light.castshadow = False
     light.diffuse = [0.7, 0.7, 0.7]
     light.ambient = [0.3, 0.3, 0.3]
+
+
+def _part_body(art_name: str) -> str:
+    return "fridge_door" if art_name == "fridge" else f"{art_name}_body"
+
+
+def _exclude_part_carcass(spec: mujoco.MjSpec, layout: Layout) -> None:
+    """No contacts between a door/drawer and its own furniture (the joint range is the
+    stop). MuJoCo's parent filter does not apply: the carcass is welded to the world."""
+    for a in layout.articulations:
+        spec.add_exclude(bodyname1=a.furniture, bodyname2=_part_body(a.name))
 
 
 def _weld_solref(config: SimConfig) -> list[float]:
@@ -137,7 +149,7 @@ def _add_objects(spec: mujoco.MjSpec, obj_types: tuple[str, ...], config: SimCon
 
 def _add_handle_welds(spec: mujoco.MjSpec, layout: Layout, config: SimConfig) -> None:
     for a in layout.articulations:
-        body = "fridge_door" if a.name == "fridge" else f"{a.name}_body"
+        body = _part_body(a.name)
         spec.add_equality(
             name=f"grasp_{a.name}",
             type=mujoco.mjtEq.mjEQ_WELD,

@@ -29,10 +29,12 @@ from rearrange.skills.termination import articulation_goal, handle_held
 REACH_TOL = 0.04  # m: the pre-grasp point counts as reached
 PHASE_TIMEOUT = 90  # steps before a stuck phase moves on
 DRIVE_TIMEOUT = 120  # steps the base may spend reaching the work pose
+DRIVE_STALL_STEPS = 20  # a base that moved < 2 cm over this many steps stops driving
 # Joint units from the goal at which the handle is let go: success needs 0.05, and the
 # joint friction (furniture_geoms.DOOR_FRICTION) keeps a released part where it is, so
-# the last few centimetres of creeping onto the exact goal were wasted steps.
-DONE_TOL = {"hinge": 0.025, "slide": 0.02}
+# the last few centimetres of creeping onto the exact goal were wasted steps (a part
+# released while moving toward the goal only coasts closer).
+DONE_TOL = {"hinge": 0.04, "slide": 0.035}
 CLOSE_PRESS = 0.015  # joint units pressed past "closed" (the joint stop holds it)
 MAX_DQ = {"hinge": 0.03, "slide": 0.03}  # joint change asked per step (rad, m)
 STALL_OK = 0.04  # joint units from the goal at which a stalled part is let go
@@ -97,6 +99,9 @@ class OracleArticulation(OracleSkill):
     # ------------------------------------------------------------------ plumbing
     def _reset(self) -> None:
         self._art: Any = None
+        self._work: tuple[float, float, float] | None = None
+        self._follower: Any = None
+        self._base_trail: list[np.ndarray] = []
         self._n = 0
         self._q_pref: np.ndarray | None = None
         self._trail: list[float] = []  # recent joint values while moving (stall check)
@@ -177,6 +182,7 @@ class OracleArticulation(OracleSkill):
         # Let go and head straight for rest: the robot passes through doors and drawers
         # (furniture_geoms), so no back-off move is needed before swinging the arm home.
         return self._rest(sim)
+
     def _rest(self, sim) -> np.ndarray:
         """Back to the resting pose in joint space: every joint at up to full speed (about
         twice as fast as an IK path to the rest EE position, which moves joints in step)."""
@@ -214,9 +220,15 @@ class OracleArticulation(OracleSkill):
         """Base action toward the work pose (None: there, or no base movement)."""
         if not self.base_movement or self._n > DRIVE_TIMEOUT:
             return None
-        from rearrange.sim.episodes import articulation_work_pose
+        if self._work is None:  # once per episode: it searches round blocked spots
+            from rearrange.sim.episodes import articulation_work_pose
 
-        gx, gy, gyaw = articulation_work_pose(sim.layout, self._art, self._q(sim))
+            fp = getattr(sim, "footprints", None)
+            self._work = articulation_work_pose(sim.layout, self._art, footprints=fp)
+            self._follower = None
+        if getattr(sim, "navmap", None) is not None:
+            return self._drive_path(sim)
+        gx, gy, gyaw = self._work
         x, y, yaw = (float(v) for v in sim.base_pose())
         dx, dy = gx - x, gy - y
         dist = math.hypot(dx, dy)
@@ -232,6 +244,27 @@ class OracleArticulation(OracleSkill):
             if abs(err) < math.radians(4):
                 return None
             base = [0.0, float(np.clip(err / 0.15, -1.0, 1.0))]
+        return self._with_base(sim, base)
+
+    def _drive_path(self, sim) -> np.ndarray | None:
+        """Along the NavMap's shortest path (a straight drive ran into the open fridge
+        door or the furniture beside it and spent its whole budget there)."""
+        from rearrange.skills.oracle_nav import FollowerConfig, PathFollower
+
+        if self._follower is None:
+            cfg = FollowerConfig(pos_tol=0.05, yaw_tol=math.radians(4))
+            self._follower = PathFollower(config=cfg)
+            self._follower.reset(self._work)
+        # Blocked for good (the open door stands in the path): work from where it is.
+        xy = np.asarray(sim.base_pose()[:2], dtype=np.float64)
+        self._base_trail = (self._base_trail + [xy])[-DRIVE_STALL_STEPS:]
+        if len(self._base_trail) == DRIVE_STALL_STEPS:
+            if np.linalg.norm(self._base_trail[0] - xy) < 0.02:
+                return None
+        base = self._follower.command(sim)
+        return None if base is None else self._with_base(sim, base)
+
+    def _with_base(self, sim, base) -> np.ndarray:
         action = self._arm_to(sim, rest_ee_world(sim), -1.0)
         action[self.layout.base] = base
         return action

@@ -73,7 +73,9 @@ def test_open_door_stops_the_base(blocks):
     sim.reset(episode_at("fridge_0", [], articulations={"fridge": OPEN}))
     start = _in_front_of_fridge(sim, 1.35, 0.2)
     assert sim.set_base_pose(*start) and _door_depth(sim) < 0
-    for _ in range(12):  # 0.4 m forward at 1 m/s: to 0.95 m out; the door tip is ~0.75 m out
+    # 0.4 m forward at full speed: to 0.95 m out; the door tip is ~0.75 m out
+    n = round(0.4 / (sim.config.base_max_linear * sim.config.policy_dt))
+    for _ in range(n):
         sim.step(None, None, np.array([1.0, 0.0]))
     travel = np.linalg.norm(sim.base_pose()[:2] - start[:2])
     if blocks:
@@ -98,7 +100,8 @@ def test_door_swung_into_the_robot_does_not_trap_it(sim):
     start = sim.base_pose()
     for _ in range(6):  # backing out is allowed
         sim.step(None, None, np.array([-1.0, 0.0]))
-    assert np.linalg.norm(sim.base_pose()[:2] - start[:2]) == pytest.approx(0.2, abs=1e-6)
+    back = 6 * sim.config.base_max_linear * sim.config.policy_dt
+    assert np.linalg.norm(sim.base_pose()[:2] - start[:2]) == pytest.approx(back, abs=1e-6)
     assert _door_depth(sim) < depth
 
 

@@ -55,20 +55,23 @@ def test_base_to_world_inverts_to_base_frame():
 
 
 # (task, base_movement, minimum successes of the first 4 val episodes). Floors sit at or
-# just below what the oracles achieve today (benchmarks/oracle_success.py: pick 98 %,
-# open_fridge 92 %, fixed base; the drawers and close_fridge are being tuned).
+# just below what the oracles achieve today (benchmarks/oracle_success.py, 50 val
+# episodes: pick 98 %; fixed base open_fridge 98 %, close_fridge 100 %, open_cab 100 %,
+# close_cab 100 %; with base movement the cabinet tasks and open_fridge 100 %).
 FEW_EPISODE_FLOORS = [
     ("nav", True, 4),
     ("pick", False, 2),
     ("place", False, 3),
-    ("open_cab", False, 1),
-    ("close_cab", False, 2),
-    ("open_fridge", False, 3),
+    ("open_cab", False, 4),
+    ("close_cab", False, 4),
+    ("open_fridge", False, 4),
+    ("close_fridge", False, 4),
+    ("open_cab", True, 3),
 ]
-KNOWN_BROKEN = {
-    "close_fridge": "close-fridge oracle stalls near 0.7 rad: IK cannot pull the handle toward "
-    "the base from the work pose (needs base movement along the arc)",
-}
+KNOWN_BROKEN: dict[str, str] = {}
+# close_fridge with base movement: 80 % of 50 (the drive sometimes ends blocked by the open
+# door); it must still run cleanly within its (base-movement) step limit.
+BELOW_BAR_WITH_BASE = ("close_fridge",)
 
 
 @pytest.mark.parametrize("task,base_movement,floor", FEW_EPISODE_FLOORS)
@@ -76,10 +79,11 @@ def test_oracle_solves_a_few_val_episodes(task, base_movement, floor):
     assert _success_count(task, 4, base_movement) >= floor
 
 
-@pytest.mark.parametrize("task", sorted(KNOWN_BROKEN))
+@pytest.mark.parametrize("task", BELOW_BAR_WITH_BASE)
 def test_fridge_oracles_run_through_their_episodes(task):
-    """The fridge oracles are below the bar (KNOWN_BROKEN); they must still run cleanly."""
+    """Below the bar with base movement; must still run cleanly within its step limit."""
     env, cfg = _env(task, 1, True)
+    assert cfg.max_episode_steps == 300  # 200 + tasks.config.BASE_MOVEMENT_EXTRA_STEPS
     skill = make_oracle(task, base_movement=True)
     result = run_skill_episode(env, skill, 0)
     assert 0 < result.steps <= cfg.max_episode_steps
@@ -91,5 +95,6 @@ def test_fridge_oracles_run_through_their_episodes(task):
 def test_oracle_success_rate_20_episodes(task):
     if task in KNOWN_BROKEN:
         pytest.xfail(KNOWN_BROKEN[task])
-    base_movement = task not in ("pick", "place")
+    # The articulated tasks at their DESIGN §4 (fixed-base) setting.
+    base_movement = task == "nav"
     assert _success_count(task, 20, base_movement) >= 18  # the 90 % bar
