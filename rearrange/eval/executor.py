@@ -308,7 +308,9 @@ def _fridge_work_pose(env: HabEnv, step: PlanStep) -> tuple[float, float, float]
     art = _articulation(env.sim.layout, step.articulation)
     if art.kind != "hinge":
         return None
-    pose = tuple(float(v) for v in work_pose(env.sim.layout, art))
+    # the sim's footprints: the same base check the generator's work poses were made with
+    footprints = getattr(env.sim, "footprints", None)
+    pose = tuple(float(v) for v in work_pose(env.sim.layout, art, footprints=footprints))
     held = env.sim.held_object()
     return pose if scene_now(env.sim, held).pose_ok(*pose) else None
 

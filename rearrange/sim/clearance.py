@@ -192,13 +192,17 @@ class RobotClearance:
         base_radius: float = 0.3,
         margin: float = 0.03,
         held_size: tuple[float, ...] | None = None,
+        held_disc: tuple[float, float, float, float, float] | None = None,
     ) -> None:
         """`objects`: (x, y, footprint radius, z_lo, z_hi) of loose objects; `held_size`:
-        the MuJoCo size of an object held in the gripper (checked like the arm)."""
+        the MuJoCo size of an object held in the gripper at the resting pose (checked like
+        the arm); `held_disc`: the held object's base-frame disc, overriding `held_size`."""
         self.boxes = world_boxes(layout, articulations)
         self.base_radius, self.margin = base_radius, margin
         self.discs = arm_discs(base_radius=base_radius)
-        if held_size is not None:
+        if held_disc is not None:  # where a held object really is (carried above rest)
+            self.discs = np.vstack([self.discs, np.asarray(held_disc, dtype=np.float64)])
+        elif held_size is not None:
             self.discs = np.vstack([self.discs, held_object_disc(tuple(held_size))])
         self.objects = np.array(list(objects), dtype=np.float64).reshape(-1, 5)
 

@@ -139,6 +139,8 @@ class _Scene:
         self.footprints = footprints or Footprints(layout)  # the sim's exact base check
         self._clearance: RobotClearance | None = None
         self.held: int | None = None  # object index starting in the gripper (place)
+        # base-frame disc of the held object when not at the resting grasp (stand_pose)
+        self.held_disc: tuple[float, float, float, float, float] | None = None
         self.objects: list[ObjectPlacement] = []
         self.taken: dict[str, list[tuple[float, float, float]]] = {}  # receptacle -> (x, y, r)
         self.open_articulations: set[str] = set()
@@ -265,6 +267,7 @@ class _Scene:
                 base_radius=self.cfg.robot_radius,
                 margin=self.cfg.robot_clearance,
                 held_size=held_size,
+                held_disc=self.held_disc,
             )
         return self._clearance
 

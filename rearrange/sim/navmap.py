@@ -76,12 +76,16 @@ class NavMap:
         robot_radius: float = 0.3,
         resolution: float = 0.05,
         cache_size: int = 32,
+        extra_boxes: Sequence[Sequence[float]] = (),
     ) -> None:
+        """`extra_boxes`: more obstacles (cx, cy, hx, hy, yaw), e.g. an open fridge door
+        at its pose now (`RearrangeSim.planning_navmap`)."""
         if resolution <= 0 or robot_radius < 0:
             raise ValueError(
                 f"NavMap needs resolution > 0 and robot_radius >= 0, got {resolution}, {robot_radius}"
             )
         self.layout = layout
+        self.extra_boxes = [tuple(float(v) for v in b) for b in extra_boxes]
         self.robot_radius = float(robot_radius)
         self.resolution = float(resolution)
         xmin, ymin, xmax, ymax = layout.bounds
@@ -134,7 +138,7 @@ class NavMap:
             for w in self.layout.walls
         ]
         boxes += [furniture_footprint(f) for f in self.layout.furniture]
-        return boxes
+        return boxes + list(self.extra_boxes)
 
     def _clearance_field(self) -> np.ndarray:
         """Distance (m) from each cell square to the nearest obstacle or the outer bounds."""

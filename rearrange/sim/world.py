@@ -485,6 +485,30 @@ class RearrangeSim:
             self._navmap = NavMap(self.layout, robot_radius=self.config.robot_radius)
         return self._navmap
 
+    def planning_navmap(self):
+        """The NavMap with the open doors/drawers that block the base (`SwingingParts`) at
+        their pose now as extra obstacles: the static `navmap` ignores them, so paths ran
+        into an open fridge door. Built once per distinct door state (rounded to 1 cm /
+        0.01 rad) and cached; `navmap` itself when everything is closed."""
+        doors = self.swinging.footprints(self.data) if self.config.door_blocks_base else None
+        if doors is None:
+            return self.navmap
+        yaw = np.arctan2(doors.sin, doors.cos)
+        boxes = np.column_stack([doors.center, doors.half, yaw])
+        key = tuple(np.round(boxes, 2).ravel().tolist())
+        cache = self.__dict__.setdefault("_planning_maps", {})
+        hit = cache.get(key)
+        if hit is None or hit.layout is not self.layout:
+            from rearrange.sim.navmap import NavMap
+
+            if len(cache) > 8:
+                cache.clear()
+            hit = NavMap(
+                self.layout, robot_radius=self.config.robot_radius, extra_boxes=boxes.tolist()
+            )
+            cache[key] = hit
+        return hit
+
     # ------------------------------------------------------------------ sensors
     def _renderer(self, width: int, height: int, head: bool = False) -> mujoco.Renderer:
         """A cached renderer; `head` ones draw coarse primitives (SimConfig.head_cheap_primitives)."""

@@ -65,6 +65,14 @@ class Skill(Protocol):
 
 
 def step_limit_for(skill_name: str, base_movement: bool = False) -> int:
+    """A skill's own step cap (its `is_done` fires there).
+
+    Base-moving skills get a HAB nav's 500 steps on top of the 200: in TP-SRL(NoNav) a
+    pick/place/open/close must first drive there itself (the plan has no nav step). This
+    is deliberately larger than the skill task envs' limits (`tasks.config`: 300, and
+    200 + 100 for the base-moving articulated tasks): those envs truncate first, so in
+    training and in `oracle_success` the env's limit is the one that binds; the cap here
+    only matters in HAB episodes, whose 3000-step budget bounds the total."""
     if skill_name == "nav":
         return NAV_STEP_LIMIT
     return DEFAULT_STEP_LIMIT + (NAV_STEP_LIMIT_HAB if base_movement else 0)

@@ -16,7 +16,12 @@ import numpy as np
 from rearrange.sim import objects
 from rearrange.skills.base import SkillError
 from rearrange.skills.ik import ik_arm_action
-from rearrange.skills.oracle_common import OracleSkill, rest_ee_world, wrap_angle
+from rearrange.skills.oracle_common import (
+    OracleSkill,
+    base_to_world,
+    rest_ee_world,
+    wrap_angle,
+)
 from rearrange.skills.oracle_nav import PathFollower
 from rearrange.skills.stand_pose import best_ready_pose, in_ready_pose
 
@@ -27,9 +32,20 @@ PHASE_TIMEOUT = 90  # steps before a stuck phase moves on
 DRIVE_TIMEOUT = 60  # steps the base may spend getting within reach
 NAV_TIMEOUT = 600  # steps the base-moving pick/place may drive before trying anyway
 READY_REACH = 0.8  # m: a target this close to the shoulder (and in view) needs no drive
+# Carry pose (base frame offset from the resting EE): the held object hangs ~0.13 m below
+# the EE, i.e. at 0.76-1.03 m at rest, below 0.9 m counter tops, so driving up to a counter
+# pushed it into the counter and broke the grasp. Raised by 0.13 m (still within the tasks'
+# 0.15 m EE-rest tolerance, so pick's postcondition holds) it clears counters.
+CARRY_OFFSET = np.array([-0.04, 0.0, 0.13])
+CARRY_TOL = 0.03  # m: the carry pose counts as reached
 # IK joint costs: a stiff wrist makes the shoulder and elbow do the reaching, which keeps
 # the largest joint excursion (and so the travel time at 0.0125 rad/step) small.
 JOINT_WEIGHTS = np.array([1.0, 1.0, 1.0, 1.0, 2.0, 4.0, 2.0])
+
+
+def carry_ee_world(sim) -> np.ndarray:
+    """World EE target of the carry pose (rest + CARRY_OFFSET in the base frame)."""
+    return base_to_world(sim, np.asarray(sim.rest_ee_pos_base, dtype=np.float64) + CARRY_OFFSET)
 
 
 class _ArmOracle(OracleSkill):
@@ -218,9 +234,20 @@ class OraclePick(_NavThenManip):
             )
         if self.phase == "lift":
             if self._near(sim, self._lift_to, 0.04) or n > PHASE_TIMEOUT // 2:
-                self._goto("rest")
+                self._goto("carry")
             return self._arm_to(sim, self._lift_to, 1.0)
-        return self._rest(sim, 1.0)
+        return self._arm_to(sim, carry_ee_world(sim), 1.0)
+
+    def is_done(self, obs: dict, sim: Any) -> bool:
+        """Done once holding with the arm at the carry pose (not merely within the rest
+        tolerance, where the object would hang below counter height)."""
+        if self.stop_called or self.steps >= self.step_limit:
+            return True
+        if not super().is_done(obs, sim):
+            return False
+        carry = carry_ee_world(sim)
+        near = np.linalg.norm(sim.ee_pos("world") - carry) < CARRY_TOL
+        return bool(near or self._phase_steps > PHASE_TIMEOUT)
 
 
 class OraclePlace(_NavThenManip):

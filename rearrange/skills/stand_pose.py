@@ -19,6 +19,7 @@ import numpy as np
 
 from rearrange.sim.episode_types import ObjectPlacement
 from rearrange.sim.episodes import EpisodeGenConfig, _Scene
+from rearrange.sim.objects import OBJECT_TYPES
 from rearrange.sim.world import Footprints
 
 GEN_CONFIG = EpisodeGenConfig()
@@ -62,6 +63,11 @@ def scene_now(sim, held: int | None = None, force_open: tuple[str, ...] = ()) ->
         pos = tuple(float(v) for v in sim.object_pos(i))
         sc.objects.append(ObjectPlacement(o.obj_type, pos, o.quat, o.receptacle))
     sc.held = held
+    if held is not None:  # carried where it is now (the pick oracle lifts it above rest)
+        kind = sim.episode.objects[held].obj_type
+        r = float(np.linalg.norm(OBJECT_TYPES[kind].size))
+        p = np.asarray(sim.to_base_frame(sim.object_pos(held)), dtype=np.float64)
+        sc.held_disc = (float(p[0]), float(p[1]), r, float(p[2] - r), float(p[2] + r))
     sc.open_articulations = _open_articulations(sim, force_open)
     return sc
 
