@@ -139,12 +139,13 @@ def _nav_for(
     return PlanStep("nav", (dest,), receptacle=dest)
 
 
-def add_nav_after_open_cab(steps: list[PlanStep]) -> list[PlanStep]:
-    """Insert a nav to the next interaction's target after each open_cab (VER App. B)."""
+def add_nav_after_open(steps: list[PlanStep], skill: str) -> list[PlanStep]:
+    """Insert a nav to the next interaction's target after each `skill` step (an open_cab:
+    VER App. B; an open_fridge: see make_plan)."""
     out: list[PlanStep] = []
     for i, step in enumerate(steps):
         out.append(step)
-        if step.skill != "open_cab":
+        if step.skill != skill:
             continue
         nxt = steps[i + 1] if i + 1 < len(steps) else None
         if nxt is None or nxt.skill == "nav":
@@ -172,10 +173,14 @@ def make_plan(
     episode: Episode,
     no_nav: bool = False,
     nav_after_open_cab: bool | None = None,
+    nav_after_open_fridge: bool = True,
 ) -> list[PlanStep]:
     """The TP-SRL skill sequence of an episode.
 
     nav_after_open_cab defaults to True for set_table only (as in the VER paper).
+    nav_after_open_fridge is on by default: in this simulator the open-fridge skill ends at
+    the door's work pose (beside the hinge, where the whole handle arc is in reach), about
+    1.3 m from the shelf objects, so a pick needs a nav first.
     Raises PlanningError (one line) if the goal cannot be reached or the input is bad.
     """
     steps = [_to_step(a, episode) for a in pddl_plan(layout, episode)]
@@ -183,7 +188,9 @@ def make_plan(
     if nav_after_open_cab is None:
         nav_after_open_cab = episode.task == "set_table"
     if nav_after_open_cab:
-        steps = add_nav_after_open_cab(steps)
+        steps = add_nav_after_open(steps, "open_cab")
+    if nav_after_open_fridge:
+        steps = add_nav_after_open(steps, "open_fridge")
     return remove_nav(steps) if no_nav else steps
 
 

@@ -36,7 +36,7 @@ GROCERIES_PLAN = (
 SET_TABLE_PLAN = (
     "nav(drawer_0) open_cab(drawer_0) nav(obj_0) pick(obj_0, drawer_0_inside) "
     "nav(table_0) place(obj_0, table_0) "
-    "nav(fridge) open_fridge(fridge) pick(obj_1, fridge_shelf_0) "
+    "nav(fridge) open_fridge(fridge) nav(obj_1) pick(obj_1, fridge_shelf_0) "
     "nav(table_0) place(obj_1, table_0)"
 )
 
@@ -85,7 +85,7 @@ def test_prepare_groceries_with_open_fridge(layout):
 def test_prepare_groceries_with_closed_fridge_opens_it_once(layout):
     plan = make_plan(layout, groceries_episode(fridge=0.0))
     assert format_plan(plan) == (
-        "nav(fridge) open_fridge(fridge) pick(obj_0, fridge_shelf_0) "
+        "nav(fridge) open_fridge(fridge) nav(obj_0) pick(obj_0, fridge_shelf_0) "
         "nav(counter_0) place(obj_0, counter_0) "
         "nav(obj_1) pick(obj_1, counter_0) nav(fridge_shelf_0) place(obj_1, fridge_shelf_0) "
         "nav(obj_2) pick(obj_2, fridge_shelf_0) nav(counter_0) place(obj_2, counter_0)"
@@ -100,18 +100,25 @@ def test_set_table_with_closed_drawer_and_fridge(layout):
         "object",
         "goal",
         "articulation",
+        "object",
         "goal",
     ]
     assert plan[1].articulation == "drawer_0" and plan[7].articulation == "fridge"
 
 
-def test_set_table_extra_nav_follows_each_open_cab(layout):
+def test_set_table_extra_nav_follows_each_open(layout):
     with_extra = make_plan(layout, set_table_episode())
-    without = make_plan(layout, set_table_episode(), nav_after_open_cab=False)
+    i = [s.skill for s in with_extra].index("open_fridge")
+    assert with_extra[i + 1] == PlanStep("nav", ("obj_1",), obj_index=1, target_index=1)
+    no_fridge_nav = make_plan(layout, set_table_episode(), nav_after_open_fridge=False)
+    assert no_fridge_nav == with_extra[: i + 1] + with_extra[i + 2 :]
+    without = make_plan(
+        layout, set_table_episode(), nav_after_open_cab=False, nav_after_open_fridge=False
+    )
     i = [s.skill for s in with_extra].index("open_cab")
     assert with_extra[i + 1] == PlanStep("nav", ("obj_0",), obj_index=0, target_index=0)
     assert without[i + 1].skill == "pick"  # the PDDL plan itself picks right after opening
-    assert with_extra[: i + 1] + with_extra[i + 2 :] == without
+    assert no_fridge_nav[: i + 1] + no_fridge_nav[i + 2 :] == without
 
 
 def test_extra_nav_only_for_set_table(layout):
@@ -146,7 +153,7 @@ def test_plan_stages_number_interactions(layout):
         "pick_2",
         "place_2",
     ]
-    assert [s.step_index for s in plan_stages(plan)] == [1, 3, 5, 7, 8, 10]
+    assert [s.step_index for s in plan_stages(plan)] == [1, 3, 5, 7, 9, 11]
     tidy = make_plan(layout, tidy_episode(), no_nav=True)
     assert stage_names(tidy)[:3] == ["pick_1", "place_1", "pick_2"]
     assert [s.step_index for s in plan_stages(tidy)] == list(range(10))
