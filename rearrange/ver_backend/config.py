@@ -139,7 +139,9 @@ class VERConfig:
     total_steps: int = 500_000_000
     """Environment steps to train for, summed over all processes."""
     num_inference_workers: int = 1
-    """Inference workers per process (the main process acts as one of them)."""
+    """Inference workers per process. Only 1 is supported: the main process is the inference
+    worker during collection and the learner during learning (VER App. A.1); extra inference
+    worker processes are not implemented yet."""
     min_inference_batch: int | None = None
     """Dynamic batching: run inference once this many requests are ready (or after a wait).
     None = max(1, N // (1.5·workers))."""
@@ -185,8 +187,9 @@ class VERConfig:
             self.total_steps >= 1, f"VERConfig.total_steps must be >= 1, got {self.total_steps}"
         )
         _require(
-            self.num_inference_workers >= 1,
-            f"VERConfig.num_inference_workers must be >= 1, got {self.num_inference_workers}",
+            self.num_inference_workers == 1,
+            f"VERConfig.num_inference_workers={self.num_inference_workers} is not supported: "
+            "the main process is the only inference worker; set ver.num_inference_workers=1",
         )
         lo, hi = self.resolved_min_inference_batch, self.resolved_max_inference_batch
         _require(

@@ -88,6 +88,7 @@ def test_defaults_follow_table_a1():
         (lambda: PPOConfig(entropy_coef=5.0), "entropy_coef"),
         (lambda: VERConfig(system="sync"), "system"),
         (lambda: VERConfig(min_inference_batch=20), "inference batch"),
+        (lambda: VERConfig(num_inference_workers=2), "num_inference_workers"),
     ],
 )
 def test_bad_config_is_a_one_line_error(make, field):
