@@ -49,9 +49,8 @@ def arm_discs(slice_len: float = 0.06, base_radius: float = 0.3) -> np.ndarray:
     return np.array(discs, dtype=np.float64)
 
 
-@cache
-def rest_robot_vertices() -> np.ndarray:
-    """[N, 3] collision-geom vertices of the robot at its resting pose, base frame."""
+def _rest_pose() -> tuple:
+    """(model, data) of the bare robot at its resting pose, kinematics run."""
     import mujoco
 
     from rearrange.sim import robot as R
@@ -64,6 +63,15 @@ def rest_robot_vertices() -> np.ndarray:
         data.qpos[model.joint(name).qposadr[0]] = value
     data.qpos[model.joint(R.PREFIX + "torso_lift_joint").qposadr[0]] = cfg.torso_lift
     mujoco.mj_kinematics(model, data)
+    return model, data
+
+
+@cache
+def rest_robot_vertices() -> np.ndarray:
+    """[N, 3] collision-geom vertices of the robot at its resting pose, base frame."""
+    import mujoco
+
+    model, data = _rest_pose()
     out = []
     for g in range(model.ngeom):
         if model.geom_contype[g] == 0 and model.geom_conaffinity[g] == 0:
@@ -245,18 +253,9 @@ class RobotClearance:
 def rest_gripper_frame() -> tuple[np.ndarray, np.ndarray]:
     """(position, x axis) of the gripper body at the resting pose, base frame: a held
     object sits along that axis (`RearrangeSim._start_holding`)."""
-    import mujoco
-
     from rearrange.sim import robot as R
-    from rearrange.sim.config import SimConfig
 
-    cfg = SimConfig()
-    model = R.fetch_spec(cfg).compile()
-    data = mujoco.MjData(model)
-    for name, value in zip(R.ARM_JOINTS, R.REST_ARM_QPOS):
-        data.qpos[model.joint(name).qposadr[0]] = value
-    data.qpos[model.joint(R.PREFIX + "torso_lift_joint").qposadr[0]] = cfg.torso_lift
-    mujoco.mj_kinematics(model, data)
+    model, data = _rest_pose()
     body = model.body(R.GRIPPER_BODY).id
     return data.xpos[body].copy(), data.xmat[body].reshape(3, 3)[:, 0].copy()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from rearrange.skills.base import ARTICULATION_TOL, EE_REST_TOL, SkillTarget
+from rearrange.tasks.sensors import held_handle  # the is_holding sensor's own probe
 
 ARTICULATION_SKILLS = {
     "open_fridge": ("fridge", "open"),
@@ -52,8 +53,4 @@ def postcondition_met(skill_name: str, target: SkillTarget, sim) -> bool:
 
 def handle_held(sim) -> bool:
     """Whether the suction gripper holds an articulation handle (sims without it: False)."""
-    for attr in ("held_articulation", "held_handle"):  # the sim's name, the tasks' name
-        fn = getattr(sim, attr, None)
-        if callable(fn):
-            return fn() is not None
-    return False
+    return held_handle(sim) is not None
