@@ -20,6 +20,22 @@ def index_obs(obs: ObsDict, index: Tensor) -> ObsDict:
     return {key: value.index_select(0, index) for key, value in obs.items()}
 
 
+# Per-step tensor fields of a Rollout, besides `obs` (a dict) and `is_stale` (set by who
+# builds the rollout); `bootstrap_values` is per env.
+STEP_TENSOR_FIELDS = (
+    "actions",
+    "prev_actions",
+    "log_probs",
+    "values",
+    "rewards",
+    "dones",
+    "hidden_in",
+    "episode_starts",
+    "env_ids",
+    "policy_versions",
+)
+
+
 @dataclass
 class Rollout:
     """Flat batch of S steps from N environments (contract §6)."""
@@ -77,6 +93,15 @@ class Rollout:
             else:
                 moved[f.name] = value.to(device, non_blocking=non_blocking)
         return Rollout(**moved)
+
+    def select_steps(self, index: Tensor) -> Rollout:
+        """The steps `index` ([M] long) as a Rollout, with the same bootstrap values."""
+        return Rollout(
+            obs=index_obs(self.obs, index),
+            **{name: getattr(self, name)[index] for name in STEP_TENSOR_FIELDS},
+            bootstrap_values=self.bootstrap_values,
+            is_stale=self.is_stale[index],
+        )
 
     def select_obs(self, index: Tensor) -> ObsDict:
         """Observations of steps `index` ([M] long)."""

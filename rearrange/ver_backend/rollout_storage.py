@@ -17,7 +17,7 @@ import torch
 from gymnasium import spaces
 from torch import Tensor
 
-from rearrange.ver_backend.rollout import Rollout
+from rearrange.ver_backend.rollout import STEP_TENSOR_FIELDS, Rollout, index_obs
 
 _STEP_FIELDS = ("actions", "prev_actions", "log_probs", "values", "rewards", "dones",
                 "hidden_in", "episode_starts", "env_ids", "episode_ids", "step_ids",
@@ -170,17 +170,8 @@ class RolloutStorage:
         they come right before this rollout's steps in each env's time line."""
         idx = self.completed_indices()
         rollout = Rollout(
-            obs={k: v.index_select(0, idx) for k, v in self.obs.items()},
-            actions=self.actions[idx],
-            prev_actions=self.prev_actions[idx],
-            log_probs=self.log_probs[idx],
-            values=self.values[idx],
-            rewards=self.rewards[idx],
-            dones=self.dones[idx],
-            hidden_in=self.hidden_in[idx],
-            episode_starts=self.episode_starts[idx],
-            env_ids=self.env_ids[idx],
-            policy_versions=self.policy_versions[idx],
+            obs=index_obs(self.obs, idx),
+            **{name: getattr(self, name)[idx] for name in STEP_TENSOR_FIELDS},
             bootstrap_values=bootstrap_values,
             is_stale=torch.zeros(idx.numel(), dtype=torch.bool, device=self.device),
         )
@@ -215,16 +206,7 @@ def concat_rollouts(first: Rollout, second: Rollout) -> Rollout:
 
     return Rollout(
         obs={k: cat(first.obs[k], second.obs[k]) for k in second.obs},
-        actions=cat(first.actions, second.actions),
-        prev_actions=cat(first.prev_actions, second.prev_actions),
-        log_probs=cat(first.log_probs, second.log_probs),
-        values=cat(first.values, second.values),
-        rewards=cat(first.rewards, second.rewards),
-        dones=cat(first.dones, second.dones),
-        hidden_in=cat(first.hidden_in, second.hidden_in),
-        episode_starts=cat(first.episode_starts, second.episode_starts),
-        env_ids=cat(first.env_ids, second.env_ids),
-        policy_versions=cat(first.policy_versions, second.policy_versions),
+        **{name: cat(getattr(first, name), getattr(second, name)) for name in STEP_TENSOR_FIELDS},
         bootstrap_values=second.bootstrap_values,
         is_stale=cat(torch.ones_like(first.is_stale), second.is_stale),
     )
@@ -239,18 +221,6 @@ def stale_fill(previous: Rollout | None, num_steps: int) -> Rollout | None:
     take = fresh[-num_steps:]
     if take.numel() == 0:
         return None
-    return Rollout(
-        obs={k: v.index_select(0, take) for k, v in previous.obs.items()},
-        actions=previous.actions[take],
-        prev_actions=previous.prev_actions[take],
-        log_probs=previous.log_probs[take],
-        values=previous.values[take],
-        rewards=previous.rewards[take],
-        dones=previous.dones[take],
-        hidden_in=previous.hidden_in[take],
-        episode_starts=previous.episode_starts[take],
-        env_ids=previous.env_ids[take],
-        policy_versions=previous.policy_versions[take],
-        bootstrap_values=previous.bootstrap_values,
-        is_stale=torch.ones(take.numel(), dtype=torch.bool, device=take.device),
-    )
+    filled = previous.select_steps(take)
+    filled.is_stale = torch.ones(take.numel(), dtype=torch.bool, device=take.device)
+    return filled
