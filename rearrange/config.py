@@ -16,7 +16,8 @@ from omegaconf import OmegaConf
 
 from rearrange.models.config import ModelConfig
 from rearrange.sim.config import SimConfig
-from rearrange.tasks.config import TaskConfig
+from rearrange.sim.episode_types import SKILL_TASKS
+from rearrange.tasks.config import TaskConfig, default_task_config
 from rearrange.ver_backend.config import PPOConfig, VERConfig
 from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig
 
@@ -63,8 +64,21 @@ class TrainConfig:
     synthetic: SyntheticEnvConfig = field(default_factory=SyntheticEnvConfig)
 
 
+def _task_node(task: str) -> TaskConfig:
+    """The per-skill task defaults (step limit, rewards) from tasks/config.py, the one home of
+    those numbers; `max_episode_steps` stays None so TaskConfig derives it when the final
+    config is built, after `base_movement` is known."""
+    node = default_task_config(task)
+    node.max_episode_steps = None
+    return node
+
+
 def register_configs() -> None:
-    ConfigStore.instance().store(name="train_base", node=TrainConfig, replace=True)
+    """train_base (the schema) plus one `task/<skill>` node per skill task."""
+    store = ConfigStore.instance()
+    store.store(name="train_base", node=TrainConfig, replace=True)
+    for task in SKILL_TASKS:
+        store.store(group="task", name=task, node=_task_node(task), replace=True)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -83,13 +97,17 @@ def compose_train_config(skill: str, overrides: list[str] | None = None) -> Trai
             cfg = compose(config_name=skill, overrides=overrides)
     except Exception as exc:  # hydra raises several types; all mean "bad override"
         raise ConfigError(f"bad override in {overrides}: {_one_line(exc)}") from None
+    # base_movement must reach the task before TaskConfig is built: its step limit depends on
+    # it (the base-movement open/close tasks get BASE_MOVEMENT_EXTRA_STEPS more steps).
+    if cfg.base_movement:
+        cfg.task.base_movement = True
     try:
         obj = OmegaConf.to_object(cfg)
     except Exception as exc:  # dataclass validation (ValueError) wrapped by OmegaConf
         raise ConfigError(f"invalid config: {_one_line(exc)}") from None
     if obj.total_steps is not None:
         obj.ver.total_steps = int(obj.total_steps)
-    obj.task.base_movement = obj.task.base_movement or obj.base_movement
+    obj.base_movement = obj.task.base_movement
     obj.task.sim_overrides = {**_changed_fields(obj.sim, SimConfig()), **obj.task.sim_overrides}
     return obj
 

@@ -1,6 +1,7 @@
 """CLI: train one skill with VER.
 
-    python -m rearrange.train_skill SKILL [--base-movement] [--system ver|nover|ddppo]
+    python -m rearrange.train_skill SKILL [--base-movement] [--profile paper|cpu]
+        [--system ver|nover|ddppo]
         [--serial] [--resume] [--run-name NAME] [hydra overrides, e.g. ppo.lr=1e-4 ver.num_envs=4]
     torchrun --nproc-per-node 2 -m rearrange.train_skill synthetic ...
 
@@ -30,6 +31,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m rearrange.train_skill", description=__doc__)
     parser.add_argument("skill", help=f"one of: {', '.join(SKILLS)}")
     parser.add_argument("--base-movement", action="store_true", help="also control the base")
+    parser.add_argument(
+        "--profile",
+        choices=("paper", "cpu"),
+        help="paper: 128x128 depth + ResNet18 (needs a GPU); cpu: state observations, small LSTM",
+    )
     parser.add_argument("--system", choices=("ver", "nover", "ddppo"), help="collection system")
     parser.add_argument("--serial", action="store_true", help="everything in one process")
     parser.add_argument("--resume", action="store_true", help="continue the latest run")
@@ -42,6 +48,8 @@ def cli_overrides(args: argparse.Namespace) -> list[str]:
     extra = []
     if args.base_movement:
         extra.append("base_movement=true")
+    if args.profile:
+        extra.append(f"profile={args.profile}")
     if args.system:
         extra.append(f"ver.system={args.system}")
     if args.serial:
@@ -75,6 +83,24 @@ def resolve_run_dir(cfg: TrainConfig, resume: bool) -> Path:
             "drop --resume to start a new run"
         )
     return run_dir
+
+
+# Measured on a 2-core CPU (benchmarks/RESULTS.md): the depth profile's ResNet18 trains at
+# about this many environment steps per second.
+DEPTH_CPU_SPS = 13
+
+
+def cpu_profile_hint(cfg: TrainConfig, argv_skill: str, cuda: bool) -> str | None:
+    """One line for a user about to train the paper's depth profile without a GPU."""
+    if cuda or cfg.skill == "synthetic" or cfg.task.obs_preset != "depth":
+        return None
+    hours = cfg.ver.total_steps / DEPTH_CPU_SPS / 3600
+    bm = " --base-movement" if cfg.base_movement else ""
+    return (
+        f"warning: no CUDA device: the paper profile (128x128 depth, ResNet18) runs ~"
+        f"{DEPTH_CPU_SPS} steps/s on a CPU (~{hours:,.0f} h for {cfg.ver.total_steps:,} steps); "
+        f"on a CPU use: python -m rearrange.train_skill {argv_skill}{bm} --profile cpu"
+    )
 
 
 def build_policy_for(obs_space, action_space, model_cfg):
@@ -114,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, CheckpointError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    hint = cpu_profile_hint(cfg, args.skill, torch.cuda.is_available())
+    if hint and int(os.environ.get("RANK", "0")) == 0:
+        print(hint, file=sys.stderr)
     torch.set_num_threads(cfg.torch_threads)
     if int(os.environ.get("RANK", "0")) == 0:
         run_dir.mkdir(parents=True, exist_ok=True)

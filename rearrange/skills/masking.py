@@ -5,25 +5,24 @@ Pure functions on flat action arrays; each returns a new array and never mutates
 - Nav stop-masking: at evaluation the nav skill's stop is ignored while its own goal sensor
   says the target is more than 2 m away (no privileged information: the distance is part of
   the skill's observations).
-- Grip masking: pick keeps the grip on once it holds the object, place keeps it off once it
-  has released the object, nav keeps whatever the robot currently holds.
+- Grip masking (defined in rearrange/tasks/grip_rules.py, re-exported here): the skill envs
+  apply the same rule while training, so deployment changes nothing the policy has not seen.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-STOP_MASK_DIST = 2.0
+from rearrange.tasks.grip_rules import (  # noqa: F401  (re-exported: the one home is tasks)
+    GRIP_KEEP_CURRENT,
+    GRIP_KEEP_OFF_AFTER_RELEASE,
+    GRIP_KEEP_ON_WHEN_HOLDING,
+    GRIP_RULES,
+    grip_for_hold,
+    mask_grip,
+)
 
-# Grip rules per skill: how the grip dimension is overridden.
-GRIP_KEEP_ON_WHEN_HOLDING = "keep_on_when_holding"
-GRIP_KEEP_OFF_AFTER_RELEASE = "keep_off_after_release"
-GRIP_KEEP_CURRENT = "keep_current"
-GRIP_RULES = {
-    "pick": GRIP_KEEP_ON_WHEN_HOLDING,
-    "place": GRIP_KEEP_OFF_AFTER_RELEASE,
-    "nav": GRIP_KEEP_CURRENT,
-}
+STOP_MASK_DIST = 2.0
 
 
 def mask_nav_stop(
@@ -33,37 +32,6 @@ def mask_nav_stop(
     out = np.array(action, dtype=np.float32, copy=True)
     if goal_dist > threshold:
         out[stop_index] = -1.0
-    return out
-
-
-def grip_for_hold(is_holding: bool) -> float:
-    """The grip command that keeps the current hold: +1 keeps a held object, −1 stays open."""
-    return 1.0 if is_holding else -1.0
-
-
-def mask_grip(
-    action: np.ndarray,
-    grip_index: int | None,
-    rule: str | None,
-    is_holding: bool,
-    has_released: bool = False,
-) -> np.ndarray:
-    """Overrides the grip dimension by `rule` (see GRIP_RULES); no-op without a grip dimension."""
-    out = np.array(action, dtype=np.float32, copy=True)
-    if grip_index is None or rule is None:
-        return out
-    if rule == GRIP_KEEP_ON_WHEN_HOLDING:
-        if is_holding:
-            out[grip_index] = 1.0
-    elif rule == GRIP_KEEP_OFF_AFTER_RELEASE:
-        if has_released:
-            out[grip_index] = -1.0
-    elif rule == GRIP_KEEP_CURRENT:
-        out[grip_index] = grip_for_hold(is_holding)
-    else:
-        raise ValueError(
-            f"unknown grip rule {rule!r}; expected one of {sorted(GRIP_RULES.values())}"
-        )
     return out
 
 

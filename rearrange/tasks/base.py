@@ -14,8 +14,9 @@ import numpy as np
 
 from rearrange.sim.episode_types import SPLITS, Episode
 
-from .actions import DecodedAction, action_space, decode_action
+from .actions import ARM_DOF, DecodedAction, action_space, decode_action
 from .config import TaskConfig
+from .grip_rules import GRIP_RULES, mask_grip
 from .sensors import SkillTarget, build_observation, observation_space, skill_target_from_episode
 
 
@@ -149,7 +150,7 @@ class SkillEnv(gymnasium.Env):
     def step(self, action):
         if self.episode is None:
             raise RuntimeError("call reset() before step()")
-        decoded = decode_action(self.task, self.config.base_movement, action)
+        decoded = self._decode(action)
         self.sim.step(decoded.arm, decoded.grip, decoded.base)
         self.num_steps += 1
         result = self._task_step(decoded)
@@ -166,6 +167,16 @@ class SkillEnv(gymnasium.Env):
         }
         reward = float(sum(terms.values()))
         return self.observe(), reward, terminated, truncated, info
+
+    def _decode(self, action) -> DecodedAction:
+        """Validate and split the action; then the skill's grip rule, as at deployment."""
+        decoded = decode_action(self.task, self.config.base_movement, action)
+        rule = GRIP_RULES.get(self.task) if self.config.grip_mask else None
+        if rule is None or decoded.grip is None:
+            return decoded
+        holding = self.sim.held_object() is not None
+        masked = mask_grip(action, ARM_DOF, rule, holding, self._has_released())
+        return decode_action(self.task, self.config.base_movement, masked)
 
     def observe(self) -> dict:
         return build_observation(self.task, self.config.obs_preset, self.sim, self.target)
@@ -197,6 +208,10 @@ class SkillEnv(gymnasium.Env):
 
     def _task_step(self, action: DecodedAction) -> StepResult:
         raise NotImplementedError
+
+    def _has_released(self) -> bool:
+        """Whether the skill has let go of its object this episode (place's grip rule)."""
+        return False
 
     def _choose_episode(self, options: dict) -> Episode:
         return choose_episode(self._episodes, self._rng, options, self.task, self.split)

@@ -101,6 +101,10 @@ class TaskConfig:
     # when it is None, generate `num_episodes` on the fly with episodes.generate_episodes.
     episodes_path: str | None = None
     num_episodes: int = 50
+    # Apply the skill's deployment grip rule while training (tasks/grip_rules.py): pick keeps
+    # the grip on once holding, place keeps it off once released. A deviation from Habitat 2.0
+    # skill training, which leaves the grip free and masks it only in the HRL executor.
+    grip_mask: bool = True
     # Overrides for rearrange.sim.config.SimConfig fields (e.g. {"torso_lift": 0.3}).
     sim_overrides: dict[str, Any] = field(default_factory=dict)
 

@@ -25,6 +25,9 @@ class PlaceEnv(SkillEnv):
     def _tracked_dist(self, holding: bool) -> float:
         return self._obj_to_goal() if holding else ee_to_rest(self.sim)
 
+    def _has_released(self) -> bool:
+        return self._released
+
     def _reset_task(self) -> None:
         self._was_holding = self.sim.held_object() == self.target.obj_index
         self._released = False

@@ -165,6 +165,9 @@ class VERConfig:
     """Write a checkpoint every this many updates (and at the end)."""
     checkpoint_dir: str = "checkpoints"
     """Directory for checkpoints (written atomically)."""
+    keep_checkpoints: int = 0
+    """Also keep the last this many checkpoints as ckpt_<steps>.pt beside latest.pt (0: only
+    latest.pt), to choose the shipped checkpoint by success on val episodes."""
     log_interval: int = 10
     """Log training stats every this many updates."""
     seed: int = 0
@@ -206,6 +209,10 @@ class VERConfig:
         )
         _require(
             self.log_interval >= 1, f"VERConfig.log_interval must be >= 1, got {self.log_interval}"
+        )
+        _require(
+            self.keep_checkpoints >= 0,
+            f"VERConfig.keep_checkpoints must be >= 0, got {self.keep_checkpoints}",
         )
 
     @property

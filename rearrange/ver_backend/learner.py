@@ -6,8 +6,10 @@ One `update(rollout)` computes GAE returns and the VER importance weights once, 
     mean(w·[−min(ρA, clip(ρ)A)]) + c_v·mean(w·0.5(R − V)²) − [α]sg·mean(w·H)
 
 with ρ = exp(log π − log π_old), w = min(IS weight, max_is) (paper §4 'Training'), plus the
-learned α's own loss (entropy.py). Adam (eps 1e-5), cosine LR from `lr` to 0 over
-`total_updates`, gradient clipping, an optional DD-PPO gradient all-reduce hook, and a guard
+learned α's own loss (entropy.py). Adam (eps 1e-5), cosine LR from `lr` to 0 over the run's
+progress (environment steps done / total steps, set by the trainer with `set_progress`: a
+preempted VER rollout collects fewer steps, so counting updates would reach 0 too early;
+without a trainer, updates done / `total_updates`), gradient clipping, an optional DD-PPO gradient all-reduce hook, and a guard
 that skips steps with a non-finite loss or gradient and raises `TrainingDivergedError` after
 `max_consecutive_skips` of them in a row.
 """
@@ -41,10 +43,10 @@ class TrainingDivergedError(RuntimeError):
     """Too many consecutive PPO steps had a non-finite loss or gradient."""
 
 
-def cosine_lr(base_lr: float, update: int, total_updates: int) -> float:
-    """lr·½(1 + cos(π·u/U)): `base_lr` at u = 0, half at U/2, 0 from U on."""
-    progress = min(max(update, 0), total_updates) / total_updates
-    return base_lr * 0.5 * (1.0 + math.cos(math.pi * progress))
+def cosine_lr(base_lr: float, progress: float) -> float:
+    """lr·½(1 + cos(π·p)) for run progress p: `base_lr` at p = 0, half at ½, 0 from p = 1 on."""
+    p = min(max(float(progress), 0.0), 1.0)
+    return base_lr * 0.5 * (1.0 + math.cos(math.pi * p))
 
 
 class LossTerms(NamedTuple):
@@ -89,18 +91,31 @@ class Learner:
         self.optimizer = torch.optim.Adam(params, lr=ppo_cfg.lr, eps=ppo_cfg.eps)
         self.entropy_coef = EntropyCoefficient(ppo_cfg).to(self.device)
         self.num_updates = 0
+        self.progress: float | None = None  # steps done / total steps, from set_progress
         self.consecutive_skips = 0
         self.total_skipped = 0
 
     # ------------------------------------------------------------------ schedule
-    def lr_at(self, update: int) -> float:
+    def set_progress(self, steps_done: int, total_steps: int) -> None:
+        """Schedule position for the next update: environment steps done so far / total."""
+        if total_steps < 1:
+            raise ValueError(f"total_steps must be >= 1, got {total_steps}")
+        self.progress = min(max(steps_done, 0), total_steps) / total_steps
+
+    def lr_at(self, progress: float) -> float:
         if self.cfg.lr_schedule == "constant":
             return self.cfg.lr
-        return cosine_lr(self.cfg.lr, update, self.total_updates)
+        return cosine_lr(self.cfg.lr, progress)
+
+    @property
+    def current_progress(self) -> float:
+        if self.progress is not None:
+            return self.progress
+        return min(self.num_updates, self.total_updates) / self.total_updates
 
     @property
     def current_lr(self) -> float:
-        return self.lr_at(self.num_updates)
+        return self.lr_at(self.current_progress)
 
     def _apply_lr(self) -> None:
         lr = self.current_lr
@@ -266,6 +281,7 @@ class Learner:
             "entropy_coef": self.entropy_coef.full_state_dict(),
             "num_updates": self.num_updates,
             "total_updates": self.total_updates,
+            "progress": self.progress,
             "total_skipped": self.total_skipped,
         }
 
@@ -279,5 +295,6 @@ class Learner:
         self.entropy_coef.load_full_state_dict(state["entropy_coef"])
         self.num_updates = int(state["num_updates"])
         self.total_updates = int(state.get("total_updates", self.total_updates))
+        self.progress = state.get("progress")
         self.total_skipped = int(state.get("total_skipped", 0))
         self._apply_lr()

@@ -9,6 +9,8 @@ the weights from before that update (HTS-RL style; off in the paper).
 from __future__ import annotations
 
 import copy
+import os
+import shutil
 import signal
 import threading
 from collections.abc import Callable
@@ -168,6 +170,7 @@ class Trainer:
     def save(self, ctx: DistContext) -> None:
         if ctx.is_main:
             self.last_checkpoint = save_checkpoint(self.ckpt_dir / "latest.pt", self._state())
+            keep_snapshot(self.last_checkpoint, self.num_steps, self.ver.keep_checkpoints)
 
     def _maybe_resume(self, ctx: DistContext) -> None:
         path = find_latest(self.ckpt_dir) if self.setup.resume else None
@@ -232,6 +235,9 @@ class Trainer:
             previous = rollout
             self.storage.start_next_rollout()
             t_learn = now()
+            # LR schedule by environment steps done before this rollout (all ranks), not by
+            # updates: preempted rollouts are shorter, so an update count would run out early.
+            self.learner.set_progress(self.num_steps, ver.total_steps)
             if self.system == "collect_only":
                 learn_stats = {}
             elif ver.overlap_learning:
@@ -327,6 +333,20 @@ class Trainer:
             name = "learn/alpha" if key == "entropy_coef" else f"learn/{key}"
             out[name] = float(value)
         return out
+
+
+def keep_snapshot(latest: Path, num_steps: int, keep: int) -> None:
+    """Copy latest.pt to ckpt_<steps>.pt (hard link when possible) and keep the newest `keep`."""
+    if keep <= 0:
+        return
+    snap = latest.with_name(f"ckpt_{num_steps:010d}.pt")
+    if not snap.exists():
+        try:
+            os.link(latest, snap)
+        except OSError:
+            shutil.copyfile(latest, snap)
+    for old in sorted(latest.parent.glob("ckpt_*.pt"))[:-keep]:
+        old.unlink()
 
 
 def _default_learner(policy, ppo, total_updates, grad_sync=None):

@@ -122,17 +122,32 @@ def test_a_good_step_resets_the_skip_count():
 
 
 def test_cosine_lr_at_known_points():
-    assert cosine_lr(1.0, 0, 4) == pytest.approx(1.0)
-    assert cosine_lr(1.0, 1, 4) == pytest.approx(0.5 * (1 + math.cos(math.pi / 4)))
-    assert cosine_lr(1.0, 2, 4) == pytest.approx(0.5)
-    assert cosine_lr(1.0, 4, 4) == pytest.approx(0.0)
-    assert cosine_lr(1.0, 9, 4) == pytest.approx(0.0)
+    assert cosine_lr(1.0, 0.0) == pytest.approx(1.0)
+    assert cosine_lr(1.0, 0.25) == pytest.approx(0.5 * (1 + math.cos(math.pi / 4)))
+    assert cosine_lr(1.0, 0.5) == pytest.approx(0.5)
+    assert cosine_lr(1.0, 1.0) == pytest.approx(0.0)
+    assert cosine_lr(1.0, 2.25) == pytest.approx(0.0)
     _, rollout, learner = _setup(ppo_epoch=1, num_mini_batch=1)
     learner.total_updates = 4
     lrs = [learner.update(rollout)["lr"] for _ in range(3)]
-    assert lrs == pytest.approx([2.5e-4 * cosine_lr(1.0, u, 4) for u in range(3)])
+    assert lrs == pytest.approx([2.5e-4 * cosine_lr(1.0, u / 4) for u in range(3)])
     assert learner.optimizer.param_groups[0]["lr"] == pytest.approx(lrs[-1])
     assert learner.entropy_coef.optimizer.param_groups[0]["lr"] == pytest.approx(lrs[-1])
+
+
+def test_lr_follows_steps_done_not_update_count():
+    # A preempted run: 4 updates planned (total_updates) but each rollout brought only half
+    # the steps, so after 4 updates only half the steps are done and the lr is half, not 0.
+    _, rollout, learner = _setup(ppo_epoch=1, num_mini_batch=1)
+    learner.total_updates = 4
+    total = 4 * 128
+    for update in range(4):
+        learner.set_progress(update * 64, total)
+        assert learner.update(rollout)["lr"] == pytest.approx(2.5e-4 * cosine_lr(1.0, update / 8))
+    learner.set_progress(4 * 64, total)
+    assert learner.current_lr == pytest.approx(2.5e-4 * 0.5)
+    with pytest.raises(ValueError, match="total_steps"):
+        learner.set_progress(1, 0)
 
 
 def test_state_dict_round_trip_resumes_identically():

@@ -1,0 +1,56 @@
+"""Grip rules: how a skill's grip command is overridden, in training and at deployment.
+
+One home for the rule (VER Appendix B, DESIGN §6): the skill envs apply it while training
+(`TaskConfig.grip_mask`) and the HRL executor and learned skills apply the same functions at
+deployment, so a policy is trained under exactly the action semantics it is run with.
+
+- pick keeps the grip on once it holds an object: a thresholded Gaussian grip output flips
+  sign at random, and without the rule pick learns grasp-then-drop (README, deviations);
+- place keeps it off once it has released the object (no re-grasp);
+- nav keeps whatever the robot currently holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Grip rules per skill: how the grip dimension is overridden.
+GRIP_KEEP_ON_WHEN_HOLDING = "keep_on_when_holding"
+GRIP_KEEP_OFF_AFTER_RELEASE = "keep_off_after_release"
+GRIP_KEEP_CURRENT = "keep_current"
+GRIP_RULES = {
+    "pick": GRIP_KEEP_ON_WHEN_HOLDING,
+    "place": GRIP_KEEP_OFF_AFTER_RELEASE,
+    "nav": GRIP_KEEP_CURRENT,
+}
+
+
+def grip_for_hold(is_holding: bool) -> float:
+    """The grip command that keeps the current hold: +1 keeps a held object, −1 stays open."""
+    return 1.0 if is_holding else -1.0
+
+
+def mask_grip(
+    action: np.ndarray,
+    grip_index: int | None,
+    rule: str | None,
+    is_holding: bool,
+    has_released: bool = False,
+) -> np.ndarray:
+    """Overrides the grip dimension by `rule` (see GRIP_RULES); no-op without a grip dimension."""
+    out = np.array(action, dtype=np.float32, copy=True)
+    if grip_index is None or rule is None:
+        return out
+    if rule == GRIP_KEEP_ON_WHEN_HOLDING:
+        if is_holding:
+            out[grip_index] = 1.0
+    elif rule == GRIP_KEEP_OFF_AFTER_RELEASE:
+        if has_released:
+            out[grip_index] = -1.0
+    elif rule == GRIP_KEEP_CURRENT:
+        out[grip_index] = grip_for_hold(is_holding)
+    else:
+        raise ValueError(
+            f"unknown grip rule {rule!r}; expected one of {sorted(GRIP_RULES.values())}"
+        )
+    return out
