@@ -101,6 +101,8 @@ class Trainer:
         self.ckpt_dir = setup.run_dir / ver.checkpoint_dir
         self.num_steps = 0
         self.num_updates = 0
+        self.wall_time_s = 0.0  # training wall time over all sessions of this run (resumes add)
+        self._session_start: float | None = None
         self.last_checkpoint: Path | None = None
 
     # ------------------------------------------------------------------ setup
@@ -161,11 +163,15 @@ class Trainer:
             "learner": self.learner.state_dict(),
             "num_steps": self.num_steps,
             "num_updates": self.num_updates,
+            "wall_time_s": self.wall_time_s + self._session_elapsed(),
             "config": self.setup.config_dict,
             "observation_space": self.obs_space,
             "action_space": self.action_space,
             "rng": rng_state(),
         }
+
+    def _session_elapsed(self) -> float:
+        return 0.0 if self._session_start is None else now() - self._session_start
 
     def save(self, ctx: DistContext) -> None:
         if ctx.is_main:
@@ -180,6 +186,7 @@ class Trainer:
         self.policy.load_state_dict(state["policy"])
         self.learner.load_state_dict(state["learner"])
         self.num_steps, self.num_updates = int(state["num_steps"]), int(state["num_updates"])
+        self.wall_time_s = float(state.get("wall_time_s", 0.0))
         set_rng_state(state["rng"])
         if self.actor is not self.policy:
             self.actor.load_state_dict(self.policy.state_dict())
@@ -221,6 +228,7 @@ class Trainer:
         thread, thread_out = None, {}
         collect_total = learn_total = 0.0
         start_steps, t_start, scalars = self.num_steps, now(), {}
+        self._session_start = t_start
         run_start = (start_steps, t_start)
         updates_run = 0
         while self.num_steps < ver.total_steps and not stop.stop:
