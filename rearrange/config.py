@@ -7,11 +7,13 @@ ppo, ver, model, task and sim. `compose_train_config(skill, overrides)` is what 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
+from hydra.errors import MissingConfigException
 from omegaconf import OmegaConf
 
 from rearrange.models.config import ModelConfig
@@ -31,7 +33,25 @@ SKILLS = (
     "close_cab",
     "synthetic",
 )
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "skill_configs"
+CONFIG_DIR_ENV = "REARRANGE_CONFIG_DIR"
+
+
+def find_config_dir() -> Path:
+    """The Hydra config directory: $REARRANGE_CONFIG_DIR if set; in a clone (or an editable
+    install) the top-level skill_configs/, where users edit them; otherwise the copy the wheel
+    carries inside the package (rearrange/skill_configs/, mapped from skill_configs/ by
+    setup.py at build time)."""
+    if os.environ.get(CONFIG_DIR_ENV):
+        return Path(os.environ[CONFIG_DIR_ENV]).expanduser().resolve()
+    package = Path(__file__).resolve().parent
+    clone = package.parent / "skill_configs"
+    if clone.is_dir() and (package.parent / "pyproject.toml").is_file():
+        return clone
+    return package / "skill_configs"
+
+
+CONFIG_DIR = find_config_dir()
+_REINSTALL = "reinstall rearrange (its wheel carries rearrange/skill_configs/)"
 
 
 class ConfigError(ValueError):
@@ -90,11 +110,14 @@ def compose_train_config(skill: str, overrides: list[str] | None = None) -> Trai
     """Compose skill_configs/<skill>.yaml + overrides into a validated TrainConfig."""
     if skill not in SKILLS:
         raise ConfigError(f"unknown skill {skill!r}; valid skills: {', '.join(SKILLS)}")
+    _check_config_files(skill)
     register_configs()
     overrides = list(overrides or [])
     try:
         with initialize_config_dir(config_dir=str(CONFIG_DIR)):
             cfg = compose(config_name=skill, overrides=overrides)
+    except MissingConfigException as exc:
+        raise ConfigError(_missing_config_message(exc, skill, overrides)) from None
     except Exception as exc:  # hydra raises several types; all mean "bad override"
         raise ConfigError(f"bad override in {overrides}: {_one_line(exc)}") from None
     # base_movement must reach the task before TaskConfig is built: its step limit depends on
@@ -110,6 +133,40 @@ def compose_train_config(skill: str, overrides: list[str] | None = None) -> Trai
     obj.base_movement = obj.task.base_movement
     obj.task.sim_overrides = {**_changed_fields(obj.sim, SimConfig()), **obj.task.sim_overrides}
     return obj
+
+
+def _check_config_files(skill: str) -> None:
+    """A missing config directory or skill file is reported as that, not as an override."""
+    if not CONFIG_DIR.is_dir():
+        raise ConfigError(
+            f"config directory not found: {CONFIG_DIR}: {_REINSTALL}, "
+            f"or set {CONFIG_DIR_ENV} to a skill_configs directory"
+        )
+    path = CONFIG_DIR / f"{skill}.yaml"
+    if not path.is_file():
+        raise ConfigError(
+            f"config file not found: {path}: restore it (git checkout -- skill_configs) "
+            f"or {_REINSTALL}"
+        )
+
+
+def _missing_config_message(exc: MissingConfigException, skill: str, overrides: list[str]) -> str:
+    """Hydra could not find `group/name`: an option the user chose that does not exist, or a
+    file the skill's defaults list names that is missing from the config directory."""
+    missing = exc.missing_cfg_file or ""
+    group, _, name = missing.rpartition("/")
+    options = ", ".join(exc.options or []) or "none"
+    if group and any(o.lstrip("+~").split("=", 1)[0] == group for o in overrides):
+        return (
+            f"bad override in {overrides}: no {group} config {name!r} "
+            f"({CONFIG_DIR / group / name}.yaml); available {group} options: {options}"
+        )
+    if group:
+        return (
+            f"config file not found: {CONFIG_DIR / group / name}.yaml (a defaults list of "
+            f"{skill}.yaml names it): restore it (git checkout -- skill_configs) or {_REINSTALL}"
+        )
+    return f"config not found in {CONFIG_DIR}: {_one_line(exc)}"
 
 
 def _changed_fields(value, default) -> dict:

@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from rearrange.config import SKILLS, ConfigError, TrainConfig, compose_train_config, config_to_yaml
+from rearrange.logs import configure_logging
 from rearrange.ver_backend.checkpoint import CheckpointError, find_latest
 from rearrange.ver_backend.env_worker import EnvWorkerError, TaskEnvFactory
 from rearrange.ver_backend.synthetic_env import SyntheticEnvFactory
@@ -133,7 +134,7 @@ def _plain(cfg: TrainConfig) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    configure_logging(logging.INFO, "%(asctime)s %(message)s")  # no third-party INFO chatter
     try:
         cfg = compose_train_config(args.skill, cli_overrides(args))
         run_dir = resolve_run_dir(cfg, args.resume)
