@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rearrange.sim.episode_types import HAB_SCENARIOS, SPLITS
+from rearrange.skills.learned import CHECKPOINT_DIRS
 
 PROG = "python -m rearrange.eval"
-# Searched in order without --checkpoints; runs/ holds train_skill's runs/SKILL/<run>/...
-CHECKPOINT_DIRS = ("runs", "runs/checkpoints", "checkpoints")
+
 SKILL_KINDS = ("learned", "oracle")
 
 
@@ -60,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-nav", action="store_true", help="TP-SRL(NoNav): drop the nav skills")
     p.add_argument("--skills", default="learned", help="learned (checkpoints) or oracle")
     p.add_argument(
-        "--checkpoints", help=f"checkpoint dir (default: {' or '.join(CHECKPOINT_DIRS)})"
+        "--checkpoints",
+        help=f"checkpoint dir (default: {' or '.join(CHECKPOINT_DIRS)}, then the shipped ones)",
     )
     p.add_argument("--episodes", type=int, default=50, help="number of episodes (default 50)")
     p.add_argument("--episodes-file", help="episode JSON(.gz) instead of generating episodes")

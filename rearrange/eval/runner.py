@@ -18,40 +18,23 @@ def _fix_hint(name: str) -> str:
     return f"train it with `python -m rearrange.train_skill {name}` or use `--skills oracle`"
 
 
-def find_skill_checkpoint(args: Any, name: str) -> Path:
-    """The checkpoint of skill `name` in --checkpoints (else the default dirs).
+def find_skill_checkpoint(args: Any, name: str, base_movement: bool = False) -> Path:
+    """The checkpoint of skill `name`: in --checkpoints if given, else a trained run under
+    runs/ (the newest), else the one shipped with the package (`resolve_checkpoint`)."""
+    from rearrange.skills.learned import resolve_checkpoint
 
-    Accepted layouts inside a dir: NAME.pt, NAME/latest.pt, NAME/*.pt (rearrange.skills),
-    and NAME/<run>/checkpoints/latest.pt (what `rearrange.train_skill` writes under runs/;
-    the newest run wins)."""
-    from rearrange.eval.cli import CHECKPOINT_DIRS
-    from rearrange.skills.learned import find_checkpoint
-
-    dirs = [args.checkpoints] if args.checkpoints else list(CHECKPOINT_DIRS)
-    for d in dirs:
-        try:
-            return find_checkpoint(d, name)
-        except SkillError:
-            pass
-        runs = sorted(Path(d).glob(f"{name}/*/checkpoints/latest.pt"), key=_mtime)
-        if runs:
-            return runs[-1]
-    raise SkillError(
-        f"skill {name!r} has no checkpoint in {' or '.join(dirs)} (looked for {name}.pt, "
-        f"{name}/*.pt, {name}/<run>/checkpoints/latest.pt); {_fix_hint(name)}"
-    )
-
-
-def _mtime(path: Path) -> float:
-    return path.stat().st_mtime
+    return resolve_checkpoint(name, base_movement, args.checkpoints)
 
 
 def load_skills(args: Any, names: list[str]) -> dict[str, Skill]:
     if args.skills == "oracle":
         return {n: make_skill(n, "oracle", base_movement=args.no_nav) for n in names}
-    from rearrange.skills.learned import LearnedSkill
+    from rearrange.skills.learned import LearnedSkill, describe_checkpoint
 
-    paths = {n: find_skill_checkpoint(args, n) for n in names}  # all found before loading
+    # all found before loading; NoNav manipulation skills need base-movement checkpoints
+    paths = {n: find_skill_checkpoint(args, n, args.no_nav and n in MANIPULATION) for n in names}
+    for n in names:
+        print(f"skill {n}: {describe_checkpoint(paths[n])}", flush=True)
     return {n: LearnedSkill(paths[n], device=args.device, skill_name=n) for n in names}
 
 

@@ -32,25 +32,85 @@ def _fix_hint(skill_name: str) -> str:
     )
 
 
-def find_checkpoint(checkpoint_dir: str | Path, skill_name: str) -> Path:
+# Searched in order when no checkpoint dir is given; runs/ holds train_skill's
+# runs/SKILL/<run>/checkpoints/latest.pt. The shipped checkpoints come last.
+CHECKPOINT_DIRS = ("runs", "runs/checkpoints", "checkpoints")
+
+
+def _run_base_movement(run_dir: Path) -> bool | None:
+    """base_movement of a train_skill run, from its config.yaml (None if unreadable)."""
+    try:
+        from omegaconf import OmegaConf
+
+        cfg = OmegaConf.load(run_dir / "config.yaml")
+        return bool(cfg.get("task", {}).get("base_movement", cfg.get("base_movement", False)))
+    except Exception:  # no or unreadable config: cannot tell
+        return None
+
+
+def find_checkpoint(
+    checkpoint_dir: str | Path, skill_name: str, base_movement: bool | None = None
+) -> Path:
     """The checkpoint of `skill_name` under `checkpoint_dir`.
 
-    Looks for SKILL.pt, SKILL/latest.pt, then the newest train_skill run
-    (SKILL/<run>/checkpoints/latest.pt), then the newest SKILL/*.pt.
+    Looks for SKILL.pt (SKILL_bm.pt for base movement), SKILL/latest.pt, then the newest
+    train_skill run (SKILL/<run>/checkpoints/latest.pt; with `base_movement` given, only runs
+    trained that way), then the newest SKILL/*.pt.
     """
     root = Path(checkpoint_dir)
     sub = root / skill_name
-    for cand in (root / f"{skill_name}.pt", sub / "latest.pt"):
+    names = [f"{skill_name}_bm.pt"] if base_movement else [f"{skill_name}.pt"]
+    for cand in (*(root / n for n in names), sub / "latest.pt"):
         if cand.is_file():
             return cand
     runs = sorted(sub.glob("*/checkpoints/latest.pt"), key=lambda p: p.stat().st_mtime)
+    if base_movement is not None:
+        runs = [r for r in runs if _run_base_movement(r.parent.parent) in (base_movement, None)]
     loose = sorted(sub.glob("*.pt"), key=lambda p: p.stat().st_mtime)
     if runs or loose:
         return (runs or loose)[-1]
     raise SkillError(
-        f"no checkpoint for skill {skill_name!r} under {root} (looked for {skill_name}.pt, "
+        f"no checkpoint for skill {skill_name!r} under {root} (looked for {', '.join(names)}, "
         f"{skill_name}/<run>/checkpoints/latest.pt); {_fix_hint(skill_name)}"
     )
+
+
+def resolve_checkpoint(
+    skill_name: str, base_movement: bool = False, checkpoint_dir: str | Path | None = None
+) -> Path:
+    """Where a learned skill's weights come from: `checkpoint_dir` if given; else a trained
+    run under CHECKPOINT_DIRS; else the checkpoint shipped with the package."""
+    if checkpoint_dir is not None:
+        return find_checkpoint(checkpoint_dir, skill_name, base_movement)
+    for d in CHECKPOINT_DIRS:
+        try:
+            return find_checkpoint(d, skill_name, base_movement)
+        except SkillError:
+            pass
+    from rearrange.skills.pretrained import pretrained_path
+
+    shipped = pretrained_path(skill_name, base_movement)
+    if shipped is not None:
+        return shipped
+    variant = " with base movement" if base_movement else ""
+    flag = " --base-movement" if base_movement else ""
+    raise SkillError(
+        f"no checkpoint for skill {skill_name!r}{variant}: none trained under "
+        f"{' or '.join(CHECKPOINT_DIRS)} and none shipped with the package; train it with "
+        f"`python -m rearrange.train_skill {skill_name}{flag} --profile cpu` or use oracle skills"
+    )
+
+
+def describe_checkpoint(path: Path) -> str:
+    """One line saying which checkpoint a skill uses (shipped ones with their manifest)."""
+    from rearrange.skills.pretrained import read_manifest
+
+    m = read_manifest(path)
+    if not m:
+        return str(path)
+    rate = m.get("val_success")
+    rate_txt = f", {rate:.0%} on {m.get('val_episodes')} val episodes" if rate is not None else ""
+    return f"{path} (shipped; {m.get('steps', 0):,} steps{rate_txt})"
 
 
 def _load_checkpoint(path: Path) -> Any:
@@ -69,7 +129,8 @@ def _field(ckpt: Any, *names: str) -> Any:
 
 
 def build_policy_from_checkpoint(path: Path, skill_name: str, device: str) -> tuple[Any, Any, Any]:
-    """(policy in eval mode, observation_space, action_space); SkillError on any failure."""
+    """(policy in eval mode, observation_space, action_space); SkillError on any failure.
+    The checkpoint's training config is kept as `policy.trained_config`."""
     if not path.is_file():
         raise SkillError(
             f"checkpoint {path} for skill {skill_name!r} not found; {_fix_hint(skill_name)}"
@@ -80,6 +141,7 @@ def build_policy_from_checkpoint(path: Path, skill_name: str, device: str) -> tu
         act_space = _field(ckpt, "action_space", "act_space")
         policy = _policy_from(ckpt, obs_space, act_space)
         policy.to(device).eval()
+        policy.trained_config = _field(ckpt, "config")
     except SkillError:
         raise
     except Exception as exc:  # any unreadable / inconsistent file gets the same one line
@@ -137,11 +199,15 @@ class LearnedSkill:
         self.policy, self.observation_space, self.action_space = build_policy_from_checkpoint(
             path, self.name, device
         )
-        width = int(np.prod(self.action_space.shape))
-        self.layout = default_layout(self.name, base_movement=width == 10)
-        self.step_limit = step_limit_for(self.name)
+        self.base_movement = _trained_base_movement(self.policy, self.action_space)
+        self.layout = default_layout(self.name, base_movement=self.base_movement)
+        self.step_limit = step_limit_for(self.name, self.base_movement)
         self.target = SkillTarget()
         self._reset_state()
+
+    @property
+    def observation_preset(self) -> str:
+        return "depth" if "depth" in self.observation_space.spaces else "state"
 
     def _reset_state(self) -> None:
         import torch
@@ -205,6 +271,15 @@ class LearnedSkill:
         if self.steps >= self.step_limit or self.stop_called:
             return True
         return sim is not None and postcondition_met(self.name, self.target, sim)
+
+
+def _trained_base_movement(policy: Any, action_space: Any) -> bool:
+    """Whether the checkpoint's skill drives the base: its recorded training config, else
+    (older checkpoints) an action width of 10 = 7 arm + grip + 2 base."""
+    try:
+        return bool(policy.trained_config["task"]["base_movement"])
+    except Exception:  # no recorded config: fall back on the action width
+        return int(np.prod(action_space.shape)) == 10
 
 
 def _skill_from_path(path: Path) -> str:

@@ -33,15 +33,16 @@ def make_skill(
     """An oracle (scripted, privileged) or learned (VER checkpoint) skill by name.
 
     Learned skills load CHECKPOINT_DIR/SKILL.pt, or the newest train_skill run under
-    CHECKPOINT_DIR/SKILL/ (default dir: runs/, where `python -m rearrange.train_skill`
-    writes); their base movement comes from the checkpoint's action space.
+    CHECKPOINT_DIR/SKILL/; without a dir, a trained run under runs/ (where
+    `python -m rearrange.train_skill` writes), else the checkpoint shipped with the package
+    (`learned.resolve_checkpoint`). Their base movement comes from the checkpoint.
     """
     check_skill_name(skill_name)
     if kind == "oracle":
         return make_oracle(skill_name, base_movement)
     if kind == "learned":
-        from rearrange.skills.learned import LearnedSkill, find_checkpoint
+        from rearrange.skills.learned import LearnedSkill, resolve_checkpoint
 
-        path = find_checkpoint(checkpoint_dir or "runs", skill_name)
+        path = resolve_checkpoint(skill_name, base_movement, checkpoint_dir)
         return LearnedSkill(path, device=device, skill_name=skill_name)
     raise SkillError(f"unknown skill kind {kind!r}; use one of: {', '.join(SKILL_KINDS)}")

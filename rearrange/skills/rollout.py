@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from rearrange.skills.base import Skill, from_task_target
+
+# Reward terms that end an episode without success, reported as the failure cause.
+FAILURE_TERMS = ("drop", "wrong_pick", "wrong_grasp")
 
 
 @dataclass
@@ -13,18 +19,39 @@ class EpisodeResult:
     success: bool
     steps: int
     end: str  # "success" | "terminated" | "truncated" | "skill_done"
+    cause: str = ""  # why a failed episode ended: timeout, drop, wrong_pick, stop, ...
+    ret: float = 0.0  # undiscounted return
 
 
-def run_skill_episode(env, skill: Skill, episode_index: int) -> EpisodeResult:
-    """One episode of `env` (a SkillEnv) driven by `skill` until either says it is over."""
+def failure_cause(end: str, info: dict) -> str:
+    """A failed episode's cause: the rule that ended it, else how it ended."""
+    if end == "success":
+        return ""
+    terms = info.get("reward_terms", {})
+    for name in FAILURE_TERMS:
+        if terms.get(name, 0.0) < 0.0:
+            return name
+    return {"truncated": "timeout", "terminated": "stop", "skill_done": "skill_done"}[end]
+
+
+def run_skill_episode(
+    env, skill: Skill, episode_index: int, on_frame: Callable[[np.ndarray], None] | None = None
+) -> EpisodeResult:
+    """One episode of `env` (a SkillEnv) driven by `skill` until either says it is over.
+    `on_frame` gets a third-person frame after the reset and after every step."""
     obs, info = env.reset(options={"episode_index": episode_index})
     base = env.unwrapped
     sim = base.sim
     skill.reset(from_task_target(base.target), sim)
-    steps, end = 0, "truncated"
+    if on_frame is not None:
+        on_frame(env.render())
+    steps, end, ret = 0, "truncated", 0.0
     while True:
-        obs, _, terminated, truncated, info = env.step(skill.act(obs, sim))
+        obs, reward, terminated, truncated, info = env.step(skill.act(obs, sim))
         steps += 1
+        ret += float(reward)
+        if on_frame is not None:
+            on_frame(env.render())
         if info.get("success"):
             end = "success"
             break
@@ -35,5 +62,10 @@ def run_skill_episode(env, skill: Skill, episode_index: int) -> EpisodeResult:
             end = "skill_done"
             break
     return EpisodeResult(
-        info.get("episode_id", str(episode_index)), bool(info["success"]), steps, end
+        info.get("episode_id", str(episode_index)),
+        bool(info["success"]),
+        steps,
+        end,
+        failure_cause(end, info),
+        ret,
     )

@@ -1,0 +1,56 @@
+"""Pick a run's checkpoint by success on val episodes (training-window success misleads).
+
+    MUJOCO_GL=egl python -m benchmarks.select_checkpoint runs/pick/cpu_v1 --episodes 50 --seed 1
+
+Evaluates every ckpt_<steps>.pt (and latest.pt) of a train_skill run with `eval_skill` on
+val episodes of `--seed` (use a seed other than the one the shipped figure is measured on,
+so selection and the reported success use different episodes), prints a markdown table and
+the best file, and writes <run>/val_selection.csv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+from rearrange.eval_skill import evaluate_skill, parse_args, table_row
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("run", help="runs/SKILL/RUN_NAME")
+    p.add_argument("--episodes", type=int, default=50)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--last", type=int, default=0, help="only the last K snapshots (0: all)")
+    args = p.parse_args(argv)
+    run = Path(args.run)
+    ckpts = sorted((run / "checkpoints").glob("ckpt_*.pt"))
+    if args.last:
+        ckpts = ckpts[-args.last :]
+    if not ckpts:
+        print(f"error: no ckpt_*.pt under {run / 'checkpoints'}", file=sys.stderr)
+        return 2
+    skill = run.parent.name
+    rows = []
+    for ckpt in ckpts:
+        cli = [skill, "--checkpoints", str(ckpt), "--episodes", str(args.episodes)]
+        cli += ["--seed", str(args.seed)]
+        if "base_movement: true" in (run / "config.yaml").read_text():
+            cli.append("--base-movement")
+        result = evaluate_skill(parse_args(cli))
+        print(table_row(result), flush=True)
+        rows.append((ckpt, result.success_rate))
+    with open(run / "val_selection.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["checkpoint", "val_success", "episodes", "seed"])
+        for ckpt, rate in rows:
+            w.writerow([ckpt.name, f"{rate:.3f}", args.episodes, args.seed])
+    best = max(rows, key=lambda r: (r[1], r[0].name))
+    print(f"best: {best[0]} ({best[1]:.0%} on {args.episodes} val episodes, seed {args.seed})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

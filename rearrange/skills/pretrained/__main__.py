@@ -1,0 +1,108 @@
+"""Ship a trained checkpoint with the package, or list the shipped ones.
+
+    python -m rearrange.skills.pretrained list
+    python -m rearrange.skills.pretrained export CKPT --command "TRAINING COMMAND" \
+        [--episodes 100] [--seed 0] [--commit SHA]
+
+`export` evaluates CKPT with `rearrange.eval_skill` on val episodes (the success in the
+manifest is measured here, never typed in), then writes rearrange/skills/pretrained/
+<skill>[_bm].pt (fp16 weights, no optimiser) and its .json manifest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rearrange.skills.pretrained import PRETRAINED_DIR, compact_state, pretrained_name, shipped
+
+PROG = "python -m rearrange.skills.pretrained"
+
+
+def _git_head() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, timeout=10
+        )
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def export(args: argparse.Namespace) -> int:
+    from rearrange.eval_skill import evaluate_skill, table_row
+    from rearrange.eval_skill import parse_args as eval_args
+    from rearrange.ver_backend.checkpoint import load_checkpoint, save_checkpoint
+
+    src = Path(args.checkpoint)
+    ckpt = load_checkpoint(src)
+    cfg = ckpt["config"]
+    skill = cfg["skill"]
+    bm = bool(cfg["task"]["base_movement"])
+    argv = [skill, "--checkpoints", str(src), "--episodes", str(args.episodes)]
+    argv += ["--seed", str(args.seed), *(["--base-movement"] if bm else [])]
+    result = evaluate_skill(eval_args(argv))
+    print(table_row(result))
+    manifest = {
+        "skill": skill,
+        "base_movement": bm,
+        "obs_preset": cfg["task"]["obs_preset"],
+        "training_command": args.command,
+        "steps": int(ckpt["num_steps"]),
+        "updates": int(ckpt["num_updates"]),
+        "wall_time_s": round(float(ckpt.get("wall_time_s", 0.0)), 1),
+        "val_success": result.success_rate,
+        "val_episodes": len(result.results),
+        "val_seed": args.seed,
+        "eval_command": f"python -m rearrange.eval_skill {' '.join(argv)}",
+        "commit": args.commit or _git_head(),
+        "source_checkpoint": str(src),
+        "source_sha256": hashlib.sha256(src.read_bytes()).hexdigest(),
+        "exported": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+    name = pretrained_name(skill, bm)
+    out_dir = Path(args.out_dir)
+    path = save_checkpoint(out_dir / f"{name}.pt", compact_state(ckpt, manifest))
+    (out_dir / f"{name}.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    print(f"shipped {path} ({path.stat().st_size / 1024:.0f} KiB), manifest {name}.json")
+    return 0
+
+
+def list_shipped() -> int:
+    rows = shipped()
+    if not rows:
+        print(f"no checkpoints shipped in {PRETRAINED_DIR}")
+    for m in rows:
+        rate = m.get("val_success")
+        rate_txt = f"{rate:.0%} on {m.get('val_episodes')} val eps" if rate is not None else "?"
+        print(f"{m['file']}: {m['bytes'] / 1024:.0f} KiB, {m.get('steps', 0):,} steps, {rate_txt}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list", help="list the shipped checkpoints")
+    e = sub.add_parser("export", help="evaluate a training checkpoint and ship it")
+    e.add_argument("checkpoint", help="a train_skill checkpoint (latest.pt or ckpt_<steps>.pt)")
+    e.add_argument("--command", required=True, help="the training command that produced it")
+    e.add_argument("--episodes", type=int, default=100)
+    e.add_argument("--seed", type=int, default=0)
+    e.add_argument("--commit", help="commit the training ran at (default: HEAD)")
+    e.add_argument("--out-dir", default=str(PRETRAINED_DIR))
+    args = p.parse_args(argv)
+    try:
+        return list_shipped() if args.cmd == "list" else export(args)
+    except (ValueError, RuntimeError, OSError, KeyError) as err:
+        message = str(err).splitlines()[0] if str(err) else type(err).__name__
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+"""Helpers shared by the skills tests."""
+
+from dataclasses import asdict
+
+
+def train_ckpt(path, task="pick", base_movement=False):
+    """A real (untrained) state policy checkpoint with the config train_skill records."""
+    from rearrange.models import ModelConfig, build_policy
+    from rearrange.tasks import task_observation_space
+    from rearrange.tasks.actions import action_space
+    from rearrange.ver_backend.checkpoint import save_checkpoint
+
+    obs_space = task_observation_space(task, "state")
+    act_space = action_space(task, base_movement or task == "nav")
+    model = ModelConfig(backbone="none", rnn_hidden_size=16, state_mlp_hidden=[16])
+    policy = build_policy(obs_space, act_space, model)
+    config = {
+        "skill": task,
+        "base_movement": base_movement,
+        "model": asdict(model),
+        "task": {"task": task, "obs_preset": "state", "base_movement": base_movement},
+    }
+    state = {"policy": policy.state_dict(), "learner": {"optimizer": {}}, "num_steps": 4096,
+             "num_updates": 4, "wall_time_s": 12.5, "config": config,
+             "observation_space": obs_space, "action_space": act_space}  # fmt: skip
+    save_checkpoint(path, state)
+    return policy

@@ -1,0 +1,54 @@
+"""`python -m rearrange.eval_skill`: the table, failure causes, videos and one-line errors."""
+
+import json
+
+import pytest
+
+from rearrange.eval_skill import main
+from rearrange.skills.rollout import failure_cause
+
+
+def test_failure_cause_names_the_rule_that_ended_the_episode():
+    assert failure_cause("success", {}) == ""
+    assert failure_cause("terminated", {"reward_terms": {"drop": -0.5, "slack": -0.005}}) == "drop"
+    assert failure_cause("terminated", {"reward_terms": {"wrong_pick": -0.5}}) == "wrong_pick"
+    assert failure_cause("truncated", {"reward_terms": {"drop": 0.0}}) == "timeout"
+    assert failure_cause("terminated", {"reward_terms": {}}) == "stop"
+
+
+def test_oracle_pick_table_json_and_video(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    rc = main(["pick", "--skills", "oracle", "--episodes", "2", "--videos", "1",
+               "--video-dir", str(tmp_path), "--json", str(out)])  # fmt: skip
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "| skill | checkpoint | episodes | success |" in text
+    assert "| pick | oracle | 2 |" in text
+    data = json.loads(out.read_text())
+    assert data["episodes"] == 2 and len(data["results"]) == 2
+    assert data["success_rate"] == sum(r["success"] for r in data["results"]) / 2
+    videos = list(tmp_path.glob("pick_oracle_0.mp4"))
+    assert len(videos) == 1 and videos[0].stat().st_size > 1000
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["fly"], "unknown skill 'fly'"),
+        (["pick", "--episodes", "0"], "--episodes must be >= 1"),
+        (["nav", "--base-movement"], "drop --base-movement"),
+        (["pick", "--checkpoints", "/nonexistent/dir"], "no checkpoint for skill 'pick'"),
+    ],
+)
+def test_bad_input_is_one_line(argv, needle, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and "\n" not in err
+
+
+def test_checkpoint_trained_without_base_movement_is_refused(tmp_path, capsys):
+    from skills_testlib import train_ckpt
+
+    train_ckpt(tmp_path / "pick.pt")
+    assert main(["pick", "--base-movement", "--checkpoints", str(tmp_path / "pick.pt")]) == 2
+    assert "trained without base movement" in capsys.readouterr().err

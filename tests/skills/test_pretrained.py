@@ -1,0 +1,92 @@
+"""Shipped checkpoints: export writes weights + manifest with measured success, lookup order,
+base-movement matching, and every checkpoint actually shipped loads and acts."""
+
+import json
+
+import numpy as np
+import pytest
+from skills_testlib import train_ckpt
+
+from rearrange.skills import SkillError
+from rearrange.skills import pretrained as pre
+from rearrange.skills.learned import LearnedSkill, resolve_checkpoint
+
+
+def test_export_measures_success_and_writes_compact_weights(tmp_path):
+    from rearrange.skills.pretrained.__main__ import main
+
+    src = tmp_path / "ckpt_0000004096.pt"
+    policy = train_ckpt(src)
+    out = tmp_path / "shipped"
+    out.mkdir()
+    cmd = "python -m rearrange.train_skill pick --profile cpu"
+    assert main(["export", str(src), "--command", cmd, "--episodes", "2",
+                 "--out-dir", str(out), "--commit", "abc123"]) == 0  # fmt: skip
+    manifest = json.loads((out / "pick.json").read_text())
+    assert manifest["skill"] == "pick" and manifest["base_movement"] is False
+    assert manifest["training_command"] == cmd and manifest["commit"] == "abc123"
+    assert manifest["steps"] == 4096 and manifest["wall_time_s"] == 12.5
+    assert manifest["val_episodes"] == 2 and 0.0 <= manifest["val_success"] <= 1.0
+    assert "--checkpoints" in manifest["eval_command"]
+    import torch
+
+    shipped = torch.load(out / "pick.pt", weights_only=False)
+    assert all(v.dtype == torch.float16 for v in shipped["policy"].values() if v.is_floating_point())
+    assert shipped["manifest"] == manifest and "optimizer" not in shipped["learner"]
+    skill = LearnedSkill(out / "pick.pt", skill_name="pick")
+    for name, value in skill.policy.state_dict().items():  # fp16 round trip of fp32 weights
+        assert torch.allclose(value, policy.state_dict()[name], atol=1e-2, rtol=1e-3)
+    assert skill.base_movement is False and skill.observation_preset == "state"
+
+
+def test_lookup_prefers_trained_runs_then_shipped(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shipped_dir = tmp_path / "shipped"
+    shipped_dir.mkdir()
+    monkeypatch.setattr(pre, "PRETRAINED_DIR", shipped_dir)
+    with pytest.raises(SkillError, match="none shipped with the package") as err:
+        resolve_checkpoint("pick")
+    assert "\n" not in str(err.value) and "--profile cpu" in str(err.value)
+    (shipped_dir / "pick.pt").write_bytes(b"x")
+    assert resolve_checkpoint("pick") == shipped_dir / "pick.pt"
+    with pytest.raises(SkillError, match="with base movement"):
+        resolve_checkpoint("pick", base_movement=True)
+    run = tmp_path / "runs" / "pick" / "r1"
+    train_ckpt(run / "checkpoints" / "latest.pt")
+    (run / "config.yaml").write_text("skill: pick\nbase_movement: false\ntask:\n  base_movement: false\n")
+    assert resolve_checkpoint("pick").resolve() == (run / "checkpoints" / "latest.pt").resolve()
+    # a fixed-base run is not used for the base-movement variant: the shipped _bm file is
+    (shipped_dir / "pick_bm.pt").write_bytes(b"x")
+    assert resolve_checkpoint("pick", base_movement=True) == shipped_dir / "pick_bm.pt"
+
+
+def test_learned_skill_reads_base_movement_from_the_checkpoint(tmp_path):
+    train_ckpt(tmp_path / "place.pt", "place", base_movement=True)
+    skill = LearnedSkill(tmp_path / "place.pt", skill_name="place")
+    assert skill.base_movement and skill.layout.base is not None
+    assert skill.step_limit > 300  # base-moving skills get a nav's worth of steps on top
+
+
+SHIPPED = sorted(pre.PRETRAINED_DIR.glob("*.pt"))
+
+
+def test_shipped_files_fit_the_budget():
+    assert sum(p.stat().st_size for p in SHIPPED) <= 20 * 1024 * 1024
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_every_shipped_checkpoint_loads_and_acts(path):
+    manifest = pre.read_manifest(path)
+    assert manifest is not None, f"{path.name} has no manifest"
+    for key in ("skill", "base_movement", "training_command", "steps", "wall_time_s",
+                "val_success", "val_episodes", "commit"):  # fmt: skip
+        assert key in manifest
+    assert path.stem == pre.pretrained_name(manifest["skill"], manifest["base_movement"])
+    skill = LearnedSkill(path, skill_name=manifest["skill"])
+    assert skill.base_movement == manifest["base_movement"]
+    obs = {k: np.zeros(s.shape, np.float32) for k, s in skill.observation_space.spaces.items()}
+    from rearrange.skills import SkillTarget
+
+    skill.reset(SkillTarget(obj_index=0))
+    action = skill.act(obs, None)
+    assert action.shape == skill.action_space.shape and np.all(np.isfinite(action))
