@@ -76,6 +76,11 @@ class ModelConfig:
     action_log_std_max: float = 2.0
     # Orthogonal-init gain of the action-mean layer: small so the initial policy is ~N(0, std).
     action_mean_init_gain: float = 0.01
+    # tanh on the Gaussian mean (habitat-baselines rl_skill's default), keeping the mean in
+    # (-1, 1); samples still spread beyond it by the std and the env clips them. Off by
+    # default: checkpoints saved before this field existed rebuild with the default, and were
+    # trained with an unsquashed mean (README, "Where this differs").
+    squash_mean: bool = False
 
     def validate(self) -> ModelConfig:
         """Raise ModelConfigError naming the bad field; return self for chaining."""

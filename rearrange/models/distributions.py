@@ -33,7 +33,9 @@ class DiagGaussian:
 
 
 class GaussianHead(nn.Module):
-    """Linear action mean + learned, clamped, state-independent log-std."""
+    """Linear action mean (optionally through tanh) + learned, clamped, state-independent
+    log-std. The squash only bounds the mean; the distribution stays an unsquashed Gaussian,
+    so log-probs and entropy are unchanged and `squash_mean` adds no parameters."""
 
     def __init__(
         self,
@@ -42,8 +44,10 @@ class GaussianHead(nn.Module):
         log_std_init: float,
         log_std_bounds: tuple[float, float],
         mean_init_gain: float,
+        squash_mean: bool = False,
     ) -> None:
         super().__init__()
+        self.squash_mean = squash_mean
         self.mean = nn.Linear(in_size, action_dim)
         nn.init.orthogonal_(self.mean.weight, gain=mean_init_gain)
         nn.init.zeros_(self.mean.bias)
@@ -52,4 +56,5 @@ class GaussianHead(nn.Module):
 
     def forward(self, features: torch.Tensor) -> DiagGaussian:
         log_std = self.log_std.clamp(*self.log_std_bounds)
-        return DiagGaussian(self.mean(features), log_std)
+        mean = self.mean(features)
+        return DiagGaussian(torch.tanh(mean) if self.squash_mean else mean, log_std)

@@ -28,7 +28,7 @@ class PPOConfig:
     lr: float = 2.5e-4
     """Initial Adam learning rate (policy and, when learned, the entropy coefficient)."""
     lr_schedule: str = "cosine"
-    """'cosine': decay from `lr` to 0 over the run's total updates; 'constant': keep `lr`."""
+    """'cosine': decay from `lr` to 0 over the run's environment steps; 'constant': keep `lr`."""
     eps: float = 1e-5
     """Adam epsilon."""
     ppo_epoch: int = 3
@@ -143,8 +143,8 @@ class VERConfig:
     worker during collection and the learner during learning (VER App. A.1); extra inference
     worker processes are not implemented yet."""
     min_inference_batch: int | None = None
-    """Dynamic batching: run inference once this many requests are ready (or after a wait).
-    None = max(1, N // (1.5·workers))."""
+    """Dynamic batching: run inference once this many requests are ready (or once the oldest
+    has waited half the average inference time). None = max(1, N // (1.5·workers))."""
     max_inference_batch: int | None = None
     """Dynamic batching: most requests per inference call. None = min(N, ceil(1.5·N/workers))."""
     preemption: bool = True
@@ -158,7 +158,9 @@ class VERConfig:
     """'ddppo' system: preempt stragglers once this fraction of ranks has finished."""
     overlap_learning: bool = False
     """Collect the next rollout while learning on the current one (HTS-RL style, paper
-    Appendix E). Off in the paper's VER."""
+    Appendix E). Off in the paper's VER. Works with several ranks: the learner thread's
+    gradient all-reduce has the default process group to itself (control collectives use a
+    separate gloo group)."""
     serial: bool = False
     """Run env workers, inference and learning in one process (debugging, fast tests)."""
     checkpoint_interval: int = 100

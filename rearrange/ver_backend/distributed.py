@@ -6,6 +6,14 @@ MASTER_PORT. We open the TCPStore ourselves (torchrun's agent hosts it when
 TORCHELASTIC_USE_AGENT_STORE is set, else rank 0 does) and give the process group a prefixed
 view of it, so that rollout-time counters (steps collected, ranks finished) use the same store
 without ever blocking the way a collective would.
+
+Two process groups: the default one (NCCL on CUDA, gloo on CPU) carries only the learner's
+gradient all-reduce and the initial weight broadcast; a separate gloo group carries the
+trainer's small control collectives (steps collected, preemption estimates) on CPU tensors,
+as the reference shares its preemption decisions over gloo. With `overlap_learning` the
+learner thread all-reduces gradients while the main thread collects and runs the control
+collectives: on one group the two sequences would interleave differently on each rank
+(gloo aborts on the size mismatch); on two groups each keeps its own order.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import datetime
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -30,6 +39,8 @@ class DistContext:
     local_rank: int = 0
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
     store: dist.Store | None = None
+    control_group: Any = None
+    """gloo process group of the control collectives (None: the default group)."""
 
     @property
     def is_distributed(self) -> bool:
@@ -41,7 +52,7 @@ class DistContext:
 
     # ------------------------------------------------------------------ collectives
     def grad_sync(self, params: Iterable[nn.Parameter]) -> None:
-        """Average gradients across ranks in place (one flat all-reduce)."""
+        """Average gradients across ranks in place (one flat all-reduce, default group)."""
         grads = [p.grad for p in params]
         flat = torch.cat([g.reshape(-1) for g in grads])
         dist.all_reduce(flat)
@@ -62,16 +73,17 @@ class DistContext:
         """Each rank's copy of `array` (same shape on all ranks)."""
         if not self.is_distributed:
             return [array]
-        local = torch.as_tensor(array, dtype=torch.float64).to(self.device)
+        local = torch.as_tensor(array, dtype=torch.float64).cpu()
         out = [torch.zeros_like(local) for _ in range(self.world_size)]
-        dist.all_gather(out, local)
-        return [t.cpu().numpy() for t in out]
+        dist.all_gather(out, local, group=self.control_group)
+        return [t.numpy() for t in out]
 
     def all_reduce_sum(self, value: float) -> float:
+        """Sum of a scalar over ranks (control group, CPU)."""
         if not self.is_distributed:
             return value
-        t = torch.tensor([value], dtype=torch.float64, device=self.device)
-        dist.all_reduce(t)
+        t = torch.tensor([value], dtype=torch.float64)
+        dist.all_reduce(t, group=self.control_group)
         return float(t.item())
 
     # ------------------------------------------------------------------ store counters
@@ -83,7 +95,7 @@ class DistContext:
 
     def barrier(self) -> None:
         if self.is_distributed:
-            dist.barrier()
+            dist.barrier(group=self.control_group)
 
     def close(self) -> None:
         if self.is_distributed and dist.is_initialized():
@@ -121,6 +133,7 @@ def init_distributed(device_name: str = "auto", timeout_s: float = 600.0) -> Dis
     dist.init_process_group(
         backend, store=pg_store, rank=rank, world_size=world_size, timeout=timeout
     )
+    control = dist.new_group(backend="gloo", timeout=timeout)
     return DistContext(
-        rank, world_size, local_rank, device, dist.PrefixStore("rearrange/ver", store)
+        rank, world_size, local_rank, device, dist.PrefixStore("rearrange/ver", store), control
     )

@@ -2,7 +2,8 @@
 
 Worker i waits for a STEP command on its pipe, reads its action from the shared `actions`
 array, steps the env (auto-resetting at episode end), writes observation/reward/flags into
-row i of the shared arrays and answers STEP_DONE (with the finished episode's summary, if
+row i of the shared arrays (plus, when the episode was truncated by a time limit, its final
+observation, so the learner can bootstrap from it) and answers STEP_DONE (with the finished episode's summary, if
 any). The inference worker waits on all pipes plus every process sentinel at once, so a
 dead worker is noticed immediately instead of hanging.
 
@@ -37,6 +38,8 @@ from rearrange.ver_backend.shared_memory import (
 )
 
 EnvFactory = Callable[[int], gym.Env]
+PollPriority = Callable[[int], Any]
+"""Sort key of an env id: results with the smallest key are taken first (quota cuts)."""
 # Env workers render with EGL/llvmpipe and run numpy/torch: one thread each, or N workers
 # oversubscribe the cores.
 SINGLE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LP_NUM_THREADS": "1"}
@@ -110,6 +113,8 @@ class EnvRunner:
         episode = None
         if terminated or truncated:
             episode = self._episode_summary(info)
+            if truncated and not terminated:  # the return continues: keep s_final for V(s_final)
+                buf.write_final_obs(i, obs)
             obs, _ = self.env.reset()
         buf.write_obs(i, obs)
         sc = buf.scalars
@@ -226,20 +231,25 @@ class ProcessEnvPool:
             except (BrokenPipeError, OSError):
                 self._raise_dead(i)
 
-    def poll(self, timeout: float, limit: int) -> list[StepResult]:
-        """Results that are ready (at most `limit`), waiting up to `timeout` s for the first."""
+    def poll(
+        self, timeout: float, limit: int, priority: PollPriority | None = None
+    ) -> list[StepResult]:
+        """Results that are ready (at most `limit`), waiting up to `timeout` s for the first.
+
+        When more than `limit` are ready, those with the smallest `priority(env_id)` are
+        taken (env index order without one); the others stay unread in their pipes."""
         waitables = [*self._conns, *(p.sentinel for p in self._procs)]
         ready = wait(waitables, timeout=max(0.0, timeout))
-        results = []
+        envs = []
         for obj in ready:
             if isinstance(obj, int):  # a sentinel: that worker exited
                 i = self._env_of[obj]
                 if not self._conns[i].poll():
                     self._raise_dead(i)
                 continue
-            if len(results) < limit:
-                results.append(self._receive(self._env_of[id(obj)]))
-        return results
+            envs.append(self._env_of[id(obj)])
+        envs.sort(key=priority)
+        return [self._receive(i) for i in envs[:limit]]
 
     def _receive(self, i: int) -> StepResult:
         try:
@@ -313,9 +323,17 @@ class SerialEnvPool:
         for i in env_ids:
             self._results.append(StepResult(i, self._guard(i, self._runners[i].step)))
 
-    def poll(self, timeout: float, limit: int) -> list[StepResult]:
-        n = min(limit, len(self._results))
-        return [self._results.popleft() for _ in range(n)]
+    def poll(
+        self, timeout: float, limit: int, priority: PollPriority | None = None
+    ) -> list[StepResult]:
+        if priority is None or len(self._results) <= limit:
+            n = min(limit, len(self._results))
+            return [self._results.popleft() for _ in range(n)]
+        order = sorted(range(len(self._results)), key=lambda k: priority(self._results[k].env_id))
+        take = set(order[:limit])
+        results = [r for k, r in enumerate(self._results) if k in take]
+        self._results = deque(r for k, r in enumerate(self._results) if k not in take)
+        return sorted(results, key=lambda r: priority(r.env_id))
 
     def check_alive(self) -> None:
         pass

@@ -1,11 +1,13 @@
 """GAE(λ) over a flat VER rollout with a variable number of steps per environment.
 
 Per environment e, take its steps in time order t = 0..n_e-1 and compute
-    delta_t = r_t + γ V_{t+1} (1 - done_t) - V_t
+    delta_t = r_t + γ [V_{t+1} (1 - done_t) + V^final_t trunc_t] - V_t
     A_t     = delta_t + γ λ (1 - done_t) A_{t+1}
-with V_{n_e} = bootstrap_values[e] and A_{n_e} = 0. A done step cuts both the value bootstrap
-and the advantage recursion, so episode boundaries inside the rollout need no special case.
-Returns are A_t + V_t.
+with V_{n_e} = bootstrap_values[e] and A_{n_e} = 0. A done step (terminated or truncated)
+cuts the recursion and the bootstrap from the next step, which belongs to a new episode; a
+step truncated by a time limit (gymnasium `truncated` without `terminated`) instead
+bootstraps from V^final_t, the value of the episode's final observation, because the return
+of the unfinished episode would have continued. Returns are A_t + V_t.
 
 The steps are arranged into an [N, L_max] index table (L_max = longest per-env run) and the
 recursion runs backwards over its columns, vectorised over environments.
@@ -42,8 +44,13 @@ def compute_gae(
     bootstrap_values: Tensor,
     gamma: float,
     gae_lambda: float,
+    truncated: Tensor | None = None,
+    final_values: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """Advantages [S] and returns [S] for a flat rollout (see module docstring)."""
+    """Advantages [S] and returns [S] for a flat rollout (see module docstring).
+
+    `truncated` [S] bool and `final_values` [S]: time-limit ends and V(final observation);
+    None = no truncation (every done step is terminal)."""
     num_envs = bootstrap_values.shape[0]
     table, lengths = per_env_step_table(env_ids, num_envs)
     dtype = values.dtype
@@ -51,11 +58,16 @@ def compute_gae(
     next_value = bootstrap_values.to(dtype).clone()
     next_adv = torch.zeros(num_envs, dtype=dtype, device=values.device)
     not_done = (~dones).to(dtype)
+    if truncated is None or final_values is None:
+        end_value = torch.zeros_like(values)
+    else:
+        end_value = final_values.to(dtype) * truncated.to(dtype)
     for col in range(table.shape[1] - 1, -1, -1):
         active = lengths > col  # envs that have a step at this position
         idx = table[active, col]
         nd = not_done[idx]
-        delta = rewards[idx].to(dtype) + gamma * next_value[active] * nd - values[idx]
+        nxt = next_value[active] * nd + end_value[idx]
+        delta = rewards[idx].to(dtype) + gamma * nxt - values[idx]
         adv = delta + gamma * gae_lambda * nd * next_adv[active]
         advantages[idx] = adv
         next_adv[active] = adv

@@ -3,15 +3,17 @@
 Between rollouts the main process is the learner; during collection it is this inference
 worker (VER Appendix A.1: no second CUDA context). Batching rule (VER §2.1, reference impl.):
 run the policy once at least `min_batch` requests are ready or once the oldest ready request
-has waited half the average env step time, on at most `max_batch` requests, lagging
-environments (fewest steps this rollout) first, so slow envs are not starved further.
+has waited half the average inference time (habitat-baselines' `min_wait_time`, a window of
+the last 128 inference steps), on at most `max_batch` requests, lagging environments (fewest
+steps collected this rollout, then in the run) first, so slow envs are not starved further.
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -19,6 +21,18 @@ from torch import nn
 
 from rearrange.ver_backend.rollout_storage import RolloutStorage
 from rearrange.ver_backend.shared_memory import SharedBuffers
+
+INFERENCE_TIME_WINDOW = 128
+"""Inference steps averaged for the batching wait (habitat-baselines: 128)."""
+DEFAULT_INFERENCE_S = 0.02
+"""Average inference time assumed before any was measured (wait 10 ms, as the reference's
+initial `min_wait_time`)."""
+
+
+def lagging_key(storage: RolloutStorage):
+    """Sort key of an env id: fewest steps this rollout, then fewest in the run, then index."""
+    this_rollout, total = storage.steps_this_rollout, storage.total_collected
+    return lambda e: (int(this_rollout[e]), int(total[e]), int(e))
 
 
 @dataclass
@@ -30,47 +44,24 @@ class DynamicBatcher:
     lockstep: bool = False  # DD-PPO: wait for every active env
 
     def should_infer(
-        self, num_ready: int, num_busy: int, waited_s: float, avg_step_s: float
+        self, num_ready: int, num_busy: int, waited_s: float, avg_inference_s: float
     ) -> bool:
-        """`num_busy`: envs still simulating (could join the batch by waiting)."""
+        """`num_busy`: envs still simulating (could join the batch by waiting);
+        `avg_inference_s`: average duration of an inference step."""
         if num_ready == 0:
             return False
         if self.lockstep or num_busy == 0:
             return num_busy == 0
         if num_ready >= self.min_batch:
             return True
-        return waited_s >= 0.5 * avg_step_s
+        return waited_s >= 0.5 * avg_inference_s
 
-    def select(self, ready: Sequence[int], steps_this_rollout: np.ndarray) -> list[int]:
-        """Up to `max_batch` of `ready` (in arrival order), fewest steps collected first."""
+    def select(self, ready: Sequence[int], key) -> list[int]:
+        """Up to `max_batch` of `ready` (in arrival order), lagging envs first: `key(env)`
+        (see `lagging_key`) orders them, ties keep arrival order."""
         limit = len(ready) if self.lockstep else self.max_batch
-        order = sorted(range(len(ready)), key=lambda k: (steps_this_rollout[ready[k]], k))
+        order = sorted(range(len(ready)), key=lambda k: (key(ready[k]), k))
         return [ready[k] for k in order[:limit]]
-
-
-@dataclass
-class StepTimer:
-    """Per-env time between sending an action and its result (EMA, for the batching wait)."""
-
-    num_envs: int
-    decay: float = 0.9
-    sent_at: np.ndarray = field(init=False)
-    avg_step_s: float = field(init=False, default=0.01)
-
-    def __post_init__(self) -> None:
-        self.sent_at = np.full(self.num_envs, np.nan)
-
-    def sent(self, env_ids: Sequence[int], now: float) -> None:
-        self.sent_at[list(env_ids)] = now
-
-    def arrived(self, env_id: int, now: float) -> float | None:
-        start = self.sent_at[env_id]
-        self.sent_at[env_id] = np.nan
-        if np.isnan(start):
-            return None
-        dt = now - start
-        self.avg_step_s = self.decay * self.avg_step_s + (1 - self.decay) * dt
-        return dt
 
 
 class InferenceWorker:
@@ -81,20 +72,31 @@ class InferenceWorker:
         self.device = storage.device
         self.batch_sizes: list[int] = []
         self.policy_version = 0
+        self.inference_times: deque[float] = deque(maxlen=INFERENCE_TIME_WINDOW)
 
-    def batch_obs(self, env_ids: Sequence[int]) -> dict[str, torch.Tensor]:
+    @property
+    def avg_inference_s(self) -> float:
+        """Mean duration of the recent inference steps (`act` calls)."""
+        if not self.inference_times:
+            return DEFAULT_INFERENCE_S
+        return float(np.mean(self.inference_times))
+
+    def batch_obs(self, env_ids: Sequence[int], final: bool = False) -> dict[str, torch.Tensor]:
         ids = np.asarray(env_ids, np.int64)
-        return {k: torch.from_numpy(v[ids]).to(self.device) for k, v in self.buffers.obs.items()}
+        source = self.buffers.final_obs if final else self.buffers.obs
+        return {k: torch.from_numpy(v[ids]).to(self.device) for k, v in source.items()}
 
     @torch.no_grad()
     def act(self, env_ids: Sequence[int]) -> None:
         """Act on the envs' current observations; writes actions into shared memory."""
+        start = time.perf_counter()
         obs = self.batch_obs(env_ids)
         hidden, prev_action, not_done = self.storage.policy_inputs(env_ids)
         value, action, log_prob, hidden_out = self.policy.act(obs, hidden, prev_action, not_done)
         self.storage.insert(env_ids, obs, value, action, log_prob, hidden_out, self.policy_version)
         self.buffers.actions[np.asarray(env_ids, np.int64)] = action.cpu().numpy()
         self.batch_sizes.append(len(env_ids))
+        self.inference_times.append(time.perf_counter() - start)
 
     @torch.no_grad()
     def values(self, env_ids: Sequence[int]) -> dict[int, float]:
@@ -103,6 +105,19 @@ class InferenceWorker:
             return {}
         obs = self.batch_obs(env_ids)
         hidden, prev_action, not_done = self.storage.policy_inputs(env_ids)
+        value = self.policy.get_value(obs, hidden, prev_action, not_done)
+        return {e: float(v) for e, v in zip(env_ids, value.view(-1).cpu())}
+
+    @torch.no_grad()
+    def final_values(self, env_ids: Sequence[int]) -> dict[int, float]:
+        """V(final observation) of envs whose in-flight step just ended their episode by a
+        time limit: the recurrent state and previous action are those after that step, i.e.
+        the ones the policy would have continued the episode with."""
+        if not env_ids:
+            return {}
+        obs = self.batch_obs(env_ids, final=True)
+        hidden, prev_action, _ = self.storage.policy_inputs(env_ids)
+        not_done = torch.ones(len(env_ids), dtype=torch.bool, device=self.device)
         value = self.policy.get_value(obs, hidden, prev_action, not_done)
         return {e: float(v) for e, v in zip(env_ids, value.view(-1).cpu())}
 

@@ -134,6 +134,8 @@ class Learner:
             rollout.bootstrap_values,
             self.cfg.gamma,
             self.cfg.gae_lambda,
+            truncated=rollout.truncated,
+            final_values=rollout.final_values,
         )
         if self.cfg.use_normalized_advantage:
             adv = (adv - adv.mean()) / (adv.std(unbiased=False) + 1e-5)

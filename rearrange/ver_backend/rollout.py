@@ -3,6 +3,10 @@
 Layout (docs/CONTRACTS.md §6): S steps in collection order. Steps of different environments
 interleave arbitrarily, but the steps of one environment appear in time order (stale steps,
 which are older, before fresh ones). Nothing here assumes an equal number of steps per env.
+
+Episode ends follow gymnasium: `dones` marks every end (terminated or truncated); `truncated`
+marks the ends caused by a time limit only, whose return continues with γ·V(final
+observation) = γ·`final_values` (the env auto-resets, so that observation is not a step).
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ STEP_TENSOR_FIELDS = (
     "episode_starts",
     "env_ids",
     "policy_versions",
+    "truncated",
+    "final_values",
 )
 
 
@@ -66,6 +72,17 @@ class Rollout:
     """[N] value of each env's next (in-flight) step; 0 where the env's last step was done."""
     is_stale: Tensor
     """[S] bool: the step was collected for an earlier update (preemption fill)."""
+    truncated: Tensor | None = None
+    """[S] bool: the episode was cut by a time limit at this step (`dones` is set too, but not
+    terminated): its value target bootstraps from `final_values`. None = no truncation."""
+    final_values: Tensor | None = None
+    """[S] V_old(final observation) at truncated steps, 0 elsewhere. None = zeros."""
+
+    def __post_init__(self) -> None:
+        if self.truncated is None:
+            self.truncated = torch.zeros_like(self.rewards, dtype=torch.bool)
+        if self.final_values is None:
+            self.final_values = torch.zeros_like(self.rewards, dtype=torch.float32)
 
     @property
     def num_steps(self) -> int:
@@ -127,6 +144,8 @@ class Rollout:
             "env_ids": self.env_ids,
             "policy_versions": self.policy_versions,
             "is_stale": self.is_stale,
+            "truncated": self.truncated,
+            "final_values": self.final_values,
             **{f"obs[{k!r}]": v for k, v in self.obs.items()},
         }
         for name, tensor in per_step.items():
@@ -135,16 +154,22 @@ class Rollout:
                     f"Rollout.{name} has {tensor.shape[0]} steps but rewards has {s}: "
                     "every per-step field must have the same first dimension"
                 )
-        for name in ("log_probs", "values", "rewards", "dones", "episode_starts", "env_ids"):
+        for name in ("log_probs", "values", "rewards", "dones", "episode_starts", "env_ids",
+                     "truncated", "final_values"):  # fmt: skip
             if getattr(self, name).dim() != 1:
                 raise ValueError(
                     f"Rollout.{name} must be 1-D [S], got shape {tuple(getattr(self, name).shape)}"
                 )
-        for name in ("dones", "episode_starts", "is_stale"):
+        for name in ("dones", "episode_starts", "is_stale", "truncated"):
             if getattr(self, name).dtype != torch.bool:
                 raise ValueError(
                     f"Rollout.{name} must be a bool tensor, got {getattr(self, name).dtype}"
                 )
+        if bool((self.truncated & ~self.dones).any()):
+            raise ValueError(
+                "Rollout.truncated is set on steps whose `dones` is False: a truncated step "
+                "ends its episode, so set dones there too"
+            )
         if self.hidden_in.dim() != 3:
             raise ValueError(
                 f"Rollout.hidden_in must be [S, R, H], got shape {tuple(self.hidden_in.shape)}"

@@ -1,8 +1,9 @@
 """VER rollout storage: one flat buffer of (T+1)·N step slots.
 
 A slot is allocated when the policy acts on an observation (the step becomes *pending*: its
-action is in flight) and *completed* when the env's result arrives: its reward and done flag
-are written back into that slot. A rollout ends after T·N completions; each env then still has
+action is in flight) and *completed* when the env's result arrives: its reward, done flag and,
+for a time-limit end, the value of the episode's final observation are written back into that
+slot. A rollout ends after T·N completions; each env then still has
 at most one pending slot, which `start_next_rollout` moves to the front of the buffer, so the
 in-flight step is collected by the next rollout (no step lost or duplicated, VER §2.2).
 The learner only ever sees completed slots, in slot (= collection) order.
@@ -21,7 +22,7 @@ from rearrange.ver_backend.rollout import STEP_TENSOR_FIELDS, Rollout, index_obs
 
 _STEP_FIELDS = ("actions", "prev_actions", "log_probs", "values", "rewards", "dones",
                 "hidden_in", "episode_starts", "env_ids", "episode_ids", "step_ids",
-                "policy_versions", "complete")  # fmt: skip
+                "policy_versions", "truncated", "final_values", "complete")  # fmt: skip
 
 
 def _torch_dtype(dtype: np.dtype) -> torch.dtype:
@@ -63,6 +64,8 @@ class RolloutStorage:
         self.step_ids = torch.zeros(c, dtype=i64, device=dev)
         self.policy_versions = torch.zeros(c, dtype=i64, device=dev)
         self.complete = torch.zeros(c, dtype=b, device=dev)
+        self.truncated = torch.zeros(c, dtype=b, device=dev)
+        self.final_values = torch.zeros(c, dtype=f32, device=dev)
         # Per-env state carried across rollouts.
         self.hidden = torch.zeros(n, num_recurrent_layers, hidden_size, dtype=f32, device=dev)
         self.prev_action = torch.zeros(n, a, dtype=f32, device=dev)
@@ -121,6 +124,8 @@ class RolloutStorage:
         self.complete[slots] = False
         self.rewards[slots] = 0.0
         self.dones[slots] = False
+        self.truncated[slots] = False
+        self.final_values[slots] = 0.0
         self.hidden[e] = hidden_out.to(self.device, torch.float32)
         self.prev_action[e] = self.actions[slots]
         self.not_done[e] = True
@@ -128,13 +133,27 @@ class RolloutStorage:
         self.next_step_id[ids] += 1
         self.num_used += b
 
-    def complete_step(self, env_id: int, reward: float, done: bool) -> None:
-        """The env's in-flight step finished: write its reward/done back into its slot."""
+    def complete_step(
+        self,
+        env_id: int,
+        reward: float,
+        done: bool,
+        truncated: bool = False,
+        final_value: float = 0.0,
+    ) -> None:
+        """The env's in-flight step finished: write its reward/done back into its slot.
+
+        `truncated`: the episode ended by a time limit (not terminated); `final_value` is
+        V(final observation), which its return bootstraps from."""
         slot = int(self.pending[env_id])
         if slot < 0:
             raise RuntimeError(f"env {env_id} has no in-flight step to complete")
+        if truncated and not done:
+            raise ValueError(f"env {env_id}: a truncated step ends its episode: pass done=True")
         self.rewards[slot] = float(reward)
         self.dones[slot] = bool(done)
+        self.truncated[slot] = bool(truncated)
+        self.final_values[slot] = float(final_value) if truncated else 0.0
         self.complete[slot] = True
         self.pending[env_id] = -1
         self.num_complete += 1

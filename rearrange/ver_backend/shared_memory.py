@@ -1,6 +1,7 @@
 """Pre-allocated shared-memory arrays between env workers and the inference worker.
 
-Every per-step quantity (observations, reward, done flags, actions) lives in one
+Every per-step quantity (observations, reward, done flags, actions, and the final observation
+of an episode cut by its time limit) lives in one
 `multiprocessing.shared_memory` block per field, shaped [N, ...]. Env worker i writes row i
 and the inference worker reads it, so nothing observation-sized is pickled per step; the
 pipes only carry tiny notifications. numpy only: env workers never need to import torch.
@@ -40,6 +41,9 @@ class SharedBuffers:
     obs: dict[str, np.ndarray]
     actions: np.ndarray
     scalars: dict[str, np.ndarray]
+    final_obs: dict[str, np.ndarray] = field(default_factory=dict)
+    """Last observation of an episode that was truncated (the env auto-reset, so `obs` holds
+    the next episode's first one); valid in row i only right after such a step."""
     specs: dict[str, ArraySpec] = field(default_factory=dict)
     _blocks: list[shared_memory.SharedMemory] = field(default_factory=list, repr=False)
     _owner: bool = False
@@ -56,9 +60,13 @@ class SharedBuffers:
         for key, array in self.obs.items():
             array[index] = obs[key]
 
+    def write_final_obs(self, index: int, obs: dict[str, np.ndarray]) -> None:
+        for key, array in self.final_obs.items():
+            array[index] = obs[key]
+
     def close(self) -> None:
         """Detach (and, in the creating process, free) the shared blocks."""
-        self.obs, self.scalars = {}, {}
+        self.obs, self.scalars, self.final_obs = {}, {}, {}
         self.actions = np.zeros(0)
         for block in self._blocks:
             block.close()
@@ -74,6 +82,8 @@ def _field_layout(
     obs_space: spaces.Dict, action_space: spaces.Box, num_envs: int
 ) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     layout = {f"obs/{k}": ((num_envs, *s.shape), np.dtype(s.dtype)) for k, s in obs_space.items()}
+    for k, s in obs_space.items():
+        layout[f"final_obs/{k}"] = ((num_envs, *s.shape), np.dtype(s.dtype))
     layout["actions"] = ((num_envs, *action_space.shape), np.dtype(np.float32))
     for name, dtype in SCALAR_FIELDS.items():
         layout[name] = ((num_envs,), dtype)
@@ -82,8 +92,11 @@ def _field_layout(
 
 def _assemble(arrays: dict[str, np.ndarray], **kwargs) -> SharedBuffers:
     obs = {k[4:]: v for k, v in arrays.items() if k.startswith("obs/")}
+    final = {k[10:]: v for k, v in arrays.items() if k.startswith("final_obs/")}
     scalars = {k: arrays[k] for k in SCALAR_FIELDS}
-    return SharedBuffers(obs=obs, actions=arrays["actions"], scalars=scalars, **kwargs)
+    return SharedBuffers(
+        obs=obs, actions=arrays["actions"], scalars=scalars, final_obs=final, **kwargs
+    )
 
 
 def create_buffers(

@@ -1,8 +1,9 @@
 """A tiny learnable gymnasium env with controllable simulation time.
 
 It stands in for a real simulator in tests and in the systems benchmark: each step sleeps (or
-busy-waits) for a time drawn from a lognormal whose scale differs per environment, which
-reproduces the action-level and environment-level straggler effects of VER §2 without a GPU.
+spins for that much CPU time) for a time drawn from a lognormal whose scale differs per
+environment, which reproduces the action-level and environment-level straggler effects of
+VER §2 without a GPU.
 
 Task (1-D reach): the agent starts at 0 and must move to a goal in [-1, 1]. Observation
 `delta` = goal - position, `pos` = position; the action moves by `move_scale · clip(a, -1, 1)`;
@@ -33,7 +34,9 @@ class SyntheticEnvConfig:
     """Ratio between the slowest and fastest env's median step time (1 = homogeneous);
     env i of N gets scale spread**(i/(N-1))."""
     busy_wait: bool = False
-    """Spin instead of sleeping (occupies a core, like a real simulator)."""
+    """Spin for the step time in CPU time of the env's process instead of sleeping: the step
+    costs a fixed amount of CPU work, like a real simulator, so envs compete for cores (with
+    more busy envs than free cores a step takes longer than its nominal time)."""
     max_episode_steps: int = 20
     move_scale: float = 0.25
     success_radius: float = 0.1
@@ -91,8 +94,8 @@ class SyntheticReachEnv(gym.Env):
         if cfg.step_time_sigma > 0:
             seconds *= math.exp(self.np_random.normal(0.0, cfg.step_time_sigma))
         if cfg.busy_wait:
-            end = time.perf_counter() + seconds
-            while time.perf_counter() < end:
+            end = time.thread_time() + seconds
+            while time.thread_time() < end:
                 pass
         else:
             time.sleep(seconds)

@@ -1,7 +1,10 @@
 """Experience collection for the three systems compared in the VER paper.
 
-- `ver`: collect T·N steps in total, from whichever envs deliver them (VER §2.2); envs
-  keep simulating their in-flight action while the learner runs.
+- `ver`: collect T·N steps in total, from whichever envs deliver them (VER §2.2). The
+  rollout ends at the T·N-th completed step; envs still simulating keep their in-flight
+  action, which the next rollout collects, while envs that were waiting for inference act on
+  their observation with the new weights after the update (reference implementation). When
+  more results are ready than the rollout still needs, lagging envs' results are taken first.
 - `nover`: the same asynchronous collection, but exactly T steps per env; an env that has its
   T steps waits (parked) until the next rollout.
 - `ddppo`: all envs stepped in lock-step (one batch per step), T steps each; with several
@@ -18,7 +21,7 @@ from typing import Any
 
 from rearrange.ver_backend.distributed import DistContext
 from rearrange.ver_backend.env_worker import EnvWorkerError, StepResult
-from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker, StepTimer, now
+from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker, lagging_key, now
 from rearrange.ver_backend.preemption import PreemptionDecider
 from rearrange.ver_backend.rollout_storage import RolloutStorage
 
@@ -58,7 +61,7 @@ class Collector:
         self.decider = decider
         self.sync_fraction = ddppo_sync_fraction
         self.worker_timeout_s = worker_timeout_s
-        self.timer = StepTimer(storage.num_envs)
+        self.lagging_key = lagging_key(storage)
         self.ready: list[int] = []  # fresh obs not yet acted on, arrival order
         self.ready_since: dict[int, float] = {}
         self.busy: set[int] = set()  # action sent, result not consumed
@@ -74,6 +77,9 @@ class Collector:
     def collect(self, rollout_index: int) -> CollectStats:
         stats = CollectStats()
         start = now()
+        # Step times are measured between arrivals within a rollout: the gap across the
+        # learning phase is not an env step time (it would bias the preemption decider's S*).
+        self.last_arrival = [math.nan] * self.storage.num_envs
         self.ready.extend(sorted(self.parked))
         for e in self.parked:
             self.ready_since[e] = start
@@ -92,8 +98,8 @@ class Collector:
                 last_progress = now()
             elif now() - last_progress > self.worker_timeout_s:
                 self._raise_stuck()
-        if self.system in ("ver", "collect_only") and self.ready:
-            self._infer(list(self.ready))  # keep every env simulating while the learner runs
+        # Envs in `ready` wait: they act with the weights after the update (only actions
+        # already being simulated are carried to the next rollout).
         self._report_done(rollout_index)
         stats.steps = self.storage.num_complete
         stats.seconds = now() - start
@@ -105,15 +111,19 @@ class Collector:
         return self.storage.bootstrap_values(self.inference.values(idle))
 
     # ------------------------------------------------------------------ inference side
+    def batch_wait_s(self) -> float:
+        """Longest wait for a fuller batch: half the average inference time (reference)."""
+        return 0.5 * self.inference.avg_inference_s
+
     def _try_infer(self) -> bool:
         if not self.ready:
             return False
         waited = now() - self.ready_since[self.ready[0]]
         if not self.batcher.should_infer(
-            len(self.ready), len(self.busy), waited, self.timer.avg_step_s
+            len(self.ready), len(self.busy), waited, self.inference.avg_inference_s
         ):
             return False
-        self._infer(self.batcher.select(self.ready, self.storage.steps_this_rollout))
+        self._infer(self.batcher.select(self.ready, self.lagging_key))
         return True
 
     def _infer(self, batch: list[int]) -> None:
@@ -121,32 +131,46 @@ class Collector:
         chosen = set(batch)
         self.ready = [e for e in self.ready if e not in chosen]
         self.busy.update(batch)
-        self.timer.sent(batch, now())
         self.pool.step(batch)
 
     # ------------------------------------------------------------------ env side
     def _poll(self, quota: int, stats: CollectStats) -> bool:
         if self.ready and not self.batcher.lockstep:
             waited = now() - self.ready_since[self.ready[0]]
-            timeout = max(0.0, 0.5 * self.timer.avg_step_s - waited)
+            timeout = max(0.0, self.batch_wait_s() - waited)
         else:
             timeout = WATCHDOG_TICK_S
+        # The rollout's quota cut: lagging envs' results first, the rest stay in flight.
         limit = max(1, quota - self.storage.num_complete)
-        results = self.pool.poll(timeout, limit)
+        results = self.pool.poll(timeout, limit, self.lagging_key)
+        finals = self.inference.final_values(
+            [r.env_id for r in results if self._truncated(r.env_id)]
+        )
         for result in results:
-            self._handle(result, stats)
+            self._handle(result, stats, finals.get(result.env_id, 0.0))
         return bool(results)
 
-    def _handle(self, result: StepResult, stats: CollectStats) -> None:
+    def _truncated(self, e: int) -> bool:
+        """The env's in-flight step just ended its episode by a time limit (not terminated)."""
+        scalars = self.pool.buffers.scalars
+        return (
+            self.storage.has_pending(e)
+            and bool(scalars["truncated"][e])
+            and not bool(scalars["terminated"][e])
+        )
+
+    def _handle(self, result: StepResult, stats: CollectStats, final_value: float = 0.0) -> None:
         e, t, buf = result.env_id, now(), self.pool.buffers
         self.busy.discard(e)
-        self.timer.arrived(e, t)
         if self.decider is not None and not math.isnan(self.last_arrival[e]):
             self.decider.record_step(e, t - self.last_arrival[e])
         self.last_arrival[e] = t
         if self.storage.has_pending(e):
+            truncated = self._truncated(e)
             done = bool(buf.scalars["terminated"][e] or buf.scalars["truncated"][e])
-            self.storage.complete_step(e, float(buf.reward[e]), done)
+            self.storage.complete_step(
+                e, float(buf.reward[e]), done, truncated=truncated, final_value=final_value
+            )
         if result.episode is not None:
             stats.episodes.append(result.episode)
         cap = self.per_env_cap

@@ -236,7 +236,9 @@ class Trainer:
                 break
             self._plan_preemption(ctx)
             stats = self.collector.collect(self.num_updates)
-            fill = ver.steps_per_rollout - stats.steps if stats.preempted else 0
+            # Stale fill is VER's (§2.3); DD-PPO learns on the shorter preempted rollout.
+            filled = stats.preempted and self.system == "ver"
+            fill = ver.steps_per_rollout - stats.steps if filled else 0
             rollout = self.storage.build_rollout(
                 self.collector.bootstrap_values(), stale_fill(previous, fill)
             )

@@ -1,4 +1,4 @@
-"""Dynamic batching: min/max requests, the half-step-time wait, lagging envs first."""
+"""Dynamic batching: min/max requests, the half-inference-time wait, lagging envs first."""
 
 import numpy as np
 
@@ -7,26 +7,26 @@ from rearrange.ver_backend.inference import DynamicBatcher
 
 def test_waits_for_min_batch_then_times_out():
     b = DynamicBatcher(min_batch=3, max_batch=4)
-    assert not b.should_infer(num_ready=2, num_busy=5, waited_s=0.001, avg_step_s=0.01)
-    assert b.should_infer(num_ready=3, num_busy=5, waited_s=0.0, avg_step_s=0.01)
-    assert b.should_infer(num_ready=1, num_busy=5, waited_s=0.006, avg_step_s=0.01)
-    assert not b.should_infer(num_ready=0, num_busy=5, waited_s=1.0, avg_step_s=0.01)
+    assert not b.should_infer(num_ready=2, num_busy=5, waited_s=0.001, avg_inference_s=0.01)
+    assert b.should_infer(num_ready=3, num_busy=5, waited_s=0.0, avg_inference_s=0.01)
+    assert b.should_infer(num_ready=1, num_busy=5, waited_s=0.006, avg_inference_s=0.01)
+    assert not b.should_infer(num_ready=0, num_busy=5, waited_s=1.0, avg_inference_s=0.01)
 
 
 def test_no_wait_when_nothing_else_can_arrive():
     b = DynamicBatcher(min_batch=3, max_batch=4)
-    assert b.should_infer(num_ready=1, num_busy=0, waited_s=0.0, avg_step_s=1.0)
+    assert b.should_infer(num_ready=1, num_busy=0, waited_s=0.0, avg_inference_s=1.0)
 
 
 def test_max_batch_and_lagging_first():
     b = DynamicBatcher(min_batch=1, max_batch=2)
     steps = np.array([5, 1, 3, 1, 0])
     # ready in arrival order 0, 2, 3, 1, 4: fewest steps first, ties by arrival
-    assert b.select([0, 2, 3, 1, 4], steps) == [4, 3]
+    assert b.select([0, 2, 3, 1, 4], lambda e: steps[e]) == [4, 3]
 
 
 def test_lockstep_waits_for_all_and_takes_all():
     b = DynamicBatcher(min_batch=1, max_batch=2, lockstep=True)
-    assert not b.should_infer(num_ready=3, num_busy=1, waited_s=10.0, avg_step_s=0.01)
-    assert b.should_infer(num_ready=4, num_busy=0, waited_s=0.0, avg_step_s=0.01)
-    assert b.select([0, 1, 2, 3], np.zeros(4)) == [0, 1, 2, 3]
+    assert not b.should_infer(num_ready=3, num_busy=1, waited_s=10.0, avg_inference_s=0.01)
+    assert b.should_infer(num_ready=4, num_busy=0, waited_s=0.0, avg_inference_s=0.01)
+    assert b.select([0, 1, 2, 3], lambda e: 0) == [0, 1, 2, 3]
