@@ -38,6 +38,7 @@ class EvalArgs:
     scenario: str | None
     no_nav: bool = False
     skills: str = "learned"
+    oracle: list[str] = field(default_factory=list)
     checkpoints: str | None = None
     episodes: int = 50
     episodes_file: str | None = None
@@ -59,6 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("scenario", nargs="?", help=f"one of: {', '.join(HAB_SCENARIOS)}")
     p.add_argument("--no-nav", action="store_true", help="TP-SRL(NoNav): drop the nav skills")
     p.add_argument("--skills", default="learned", help="learned (checkpoints) or oracle")
+    p.add_argument(
+        "--oracle",
+        default="",
+        metavar="SKILL[,SKILL]",
+        help="with learned skills: run these skills scripted instead, e.g. --oracle nav",
+    )
     p.add_argument(
         "--checkpoints",
         help=f"checkpoint dir (default: {' or '.join(CHECKPOINT_DIRS)}, then the shipped ones)",
@@ -97,6 +104,7 @@ def parse_args(argv: list[str] | None = None) -> EvalArgs:
         scenario=ns.scenario,
         no_nav=ns.no_nav,
         skills=ns.skills,
+        oracle=[n for n in ns.oracle.split(",") if n],
         checkpoints=ns.checkpoints,
         episodes=ns.episodes,
         episodes_file=ns.episodes_file,
@@ -137,6 +145,11 @@ def _validate(args: EvalArgs) -> None:
         )
     if args.skills not in SKILL_KINDS:
         raise UsageError(f"--skills {args.skills!r}: use one of {', '.join(SKILL_KINDS)}")
+    from rearrange.skills.base import SKILL_NAMES
+
+    bad = [n for n in args.oracle if n not in SKILL_NAMES]
+    if bad:
+        raise UsageError(f"--oracle {bad[0]!r}: use skill names from {', '.join(SKILL_NAMES)}")
     if args.split not in SPLITS:
         raise UsageError(f"--split {args.split!r}: use one of {', '.join(SPLITS)}")
     for name, value in (
@@ -201,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_args(argv)
         _quiet_imports()
+        from rearrange.eval_skill import single_thread_torch
+
+        single_thread_torch()
         return run_plot(args) if args.plot and args.scenario is None else run_eval(args)
     except (ValueError, RuntimeError, OSError) as err:
         # Every error the packages raise for bad input (SkillError, PlanningError,

@@ -26,16 +26,40 @@ def find_skill_checkpoint(args: Any, name: str, base_movement: bool = False) -> 
     return resolve_checkpoint(name, base_movement, args.checkpoints)
 
 
-def load_skills(args: Any, names: list[str]) -> dict[str, Skill]:
+def oracle_names(args: Any, names: list[str]) -> list[str]:
+    """The plan's skills that run scripted: all with --skills oracle, else those in --oracle."""
     if args.skills == "oracle":
-        return {n: make_skill(n, "oracle", base_movement=args.no_nav) for n in names}
+        return list(names)
+    return [n for n in names if n in getattr(args, "oracle", [])]
+
+
+def load_skills(args: Any, names: list[str]) -> dict[str, Skill]:
+    """Every skill the plans need; learned ones are all located before any is loaded, and
+    the ones without a checkpoint are named together with the flag that runs them scripted."""
+    scripted = oracle_names(args, names)
+    skills = {n: make_skill(n, "oracle", base_movement=args.no_nav) for n in scripted}
+    learned = [n for n in names if n not in scripted]
+    if not learned:
+        return skills
     from rearrange.skills.learned import LearnedSkill, describe_checkpoint
 
-    # all found before loading; NoNav manipulation skills need base-movement checkpoints
-    paths = {n: find_skill_checkpoint(args, n, args.no_nav and n in MANIPULATION) for n in names}
-    for n in names:
+    paths, missing = {}, []
+    for n in learned:  # NoNav manipulation skills need base-movement checkpoints
+        try:
+            paths[n] = find_skill_checkpoint(args, n, args.no_nav and n in MANIPULATION)
+        except SkillError:
+            missing.append(n)
+    if missing:
+        variant = " base-movement" if args.no_nav else ""
+        where = f"in {args.checkpoints}" if args.checkpoints else "(none trained or shipped)"
+        raise SkillError(
+            f"no learned{variant} checkpoint for {', '.join(missing)} {where}: train with `python -m rearrange.train_skill {missing[0]} --profile "
+            f"cpu`, run them scripted with `--oracle {','.join(missing)}`, or all with `--skills oracle`"
+        )
+    for n in learned:
         print(f"skill {n}: {describe_checkpoint(paths[n])}", flush=True)
-    return {n: LearnedSkill(paths[n], device=args.device, skill_name=n) for n in names}
+        skills[n] = LearnedSkill(paths[n], device=args.device, skill_name=n)
+    return skills
 
 
 def env_settings(skills: dict[str, Skill], no_nav: bool) -> tuple[str, int, bool]:
@@ -168,6 +192,9 @@ def _run_one(executor, plan, args, ep, record_video: bool) -> EpisodeRecord:
 
 def label(args: Any) -> str:
     name = "TP-SRL(NoNav)" if args.no_nav else "TP-SRL"
+    oracle = getattr(args, "oracle", [])
+    if args.skills == "learned" and oracle:
+        return f"{name} (learned, oracle {'+'.join(oracle)})"
     return f"{name} ({args.skills})"
 
 
@@ -176,6 +203,7 @@ def _config_dict(args: Any) -> dict:
         "scenario",
         "no_nav",
         "skills",
+        "oracle",
         "checkpoints",
         "episodes",
         "episodes_file",

@@ -201,7 +201,7 @@ class LearnedSkill:
         )
         self.base_movement = _trained_base_movement(self.policy, self.action_space)
         self.layout = default_layout(self.name, base_movement=self.base_movement)
-        self.step_limit = step_limit_for(self.name, self.base_movement)
+        self.step_limit = _trained_step_limit(self.policy, self.name, self.base_movement)
         self.target = SkillTarget()
         self._reset_state()
 
@@ -280,6 +280,17 @@ def _trained_base_movement(policy: Any, action_space: Any) -> bool:
         return bool(policy.trained_config["task"]["base_movement"])
     except Exception:  # no recorded config: fall back on the action width
         return int(np.prod(action_space.shape)) == 10
+
+
+def _trained_step_limit(policy: Any, name: str, base_movement: bool) -> int:
+    """A fixed-base skill gets the step limit it was trained with (the task's, e.g. pick 300);
+    a base-moving one (NoNav) the HAB allowance of `step_limit_for`, which includes a drive."""
+    if not base_movement:
+        try:
+            return int(policy.trained_config["task"]["max_episode_steps"])
+        except Exception:  # older checkpoints: the DESIGN §6 default
+            pass
+    return step_limit_for(name, base_movement)
 
 
 def _skill_from_path(path: Path) -> str:

@@ -110,7 +110,7 @@ def test_missing_checkpoint_is_a_one_line_error(tmp_path):
     (tmp_path / "ckpt").mkdir()
     proc = _run_cli("tidy_house", "--checkpoints", "ckpt", "--episodes", "1", cwd=tmp_path)
     _assert_one_line_error(
-        proc, "no checkpoint", "python -m rearrange.train_skill", "--skills oracle"
+        proc, "no learned checkpoint", "python -m rearrange.train_skill", "--skills oracle"
     )
 
 

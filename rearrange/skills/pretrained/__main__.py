@@ -96,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--commit", help="commit the training ran at (default: HEAD)")
     e.add_argument("--out-dir", default=str(PRETRAINED_DIR))
     args = p.parse_args(argv)
+    from rearrange.eval_skill import single_thread_torch
+
+    single_thread_torch()
     try:
         return list_shipped() if args.cmd == "list" else export(args)
     except (ValueError, RuntimeError, OSError, KeyError) as err:
