@@ -55,7 +55,7 @@ def export(args: argparse.Namespace) -> int:
         "training_command": args.command,
         "steps": int(ckpt["num_steps"]),
         "updates": int(ckpt["num_updates"]),
-        "wall_time_s": round(float(ckpt.get("wall_time_s", 0.0)), 1),
+        "wall_time_s": round(float(args.wall_time_s or ckpt.get("wall_time_s", 0.0)), 1),
         "val_success": result.success_rate,
         "val_episodes": len(result.results),
         "val_seed": args.seed,
@@ -95,6 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--commit", help="commit the training ran at (default: HEAD)")
     e.add_argument("--out-dir", default=str(PRETRAINED_DIR))
+    e.add_argument(
+        "--wall-time-s",
+        type=float,
+        help="training wall time, for checkpoints written before they recorded it",
+    )
     args = p.parse_args(argv)
     from rearrange.eval_skill import single_thread_torch
 
