@@ -137,6 +137,18 @@ def load_skill(args: argparse.Namespace):
 
 
 def evaluate_skill(args: argparse.Namespace) -> SkillEvalResult:
+    """Run the episodes (torch single-threaded meanwhile: batch-1 inference)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _evaluate(args)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _evaluate(args: argparse.Namespace) -> SkillEvalResult:
     from rearrange.eval.video import VideoRecorder
     from rearrange.skills.rollout import run_skill_episode
     from rearrange.tasks import default_task_config, make_env
