@@ -45,12 +45,20 @@ class GaussianHead(nn.Module):
         log_std_bounds: tuple[float, float],
         mean_init_gain: float,
         squash_mean: bool = False,
+        mean_init: list[float] | tuple[float, ...] = (),
     ) -> None:
         super().__init__()
         self.squash_mean = squash_mean
         self.mean = nn.Linear(in_size, action_dim)
         nn.init.orthogonal_(self.mean.weight, gain=mean_init_gain)
         nn.init.zeros_(self.mean.bias)
+        if len(mean_init) > action_dim:
+            raise ValueError(
+                f"action_mean_init has {len(mean_init)} values for {action_dim} action dims"
+            )
+        with torch.no_grad():
+            for i, value in enumerate(mean_init):  # tanh(atanh(v)) = v when squashed
+                self.mean.bias[i] = math.atanh(max(min(value, 0.999), -0.999)) if squash_mean else value
         self.log_std = nn.Parameter(torch.full((action_dim,), float(log_std_init)))
         self.log_std_bounds = log_std_bounds
 

@@ -76,6 +76,7 @@ class RecurrentGaussianPolicy(nn.Module):
             (config.action_log_std_min, config.action_log_std_max),
             config.action_mean_init_gain,
             squash_mean=config.squash_mean,
+            mean_init=config.action_mean_init,
         )
         self.rnn_layers = config.rnn_layers
         self.num_recurrent_layers = 2 * config.rnn_layers
