@@ -126,6 +126,8 @@ class TPSRLExecutor:
                 if run.ended_by == "episode_limit":
                     limit = self._max_steps()
                     reason = f"episode step limit {limit} reached during {step.skill} ({why})"
+                elif run.ended_by == "step_limit":
+                    reason = f"{why} (skill step limit reached after {run.steps} steps)"
                 break
             progress.done_steps.add(i)
             if step.skill != "nav":

@@ -1,0 +1,160 @@
+"""The VER paper's HAB table, measured: TP-SRL and TP-SRL(NoNav), learned and oracle skills.
+
+    MUJOCO_GL=egl python -m benchmarks.hab_learned                       # everything, 50 eps
+    python -m benchmarks.hab_learned --scenarios tidy_house --configs learned oracle \
+        --oracle nav --episodes 20
+
+For each scenario and configuration (learned: TP-SRL with the shipped / trained skills, the
+ones named in --oracle scripted; learned_nonav: the same with NoNav, which needs base-movement
+checkpoints; oracle / oracle_nonav: scripted skills), runs `rearrange.eval` on the same val
+episodes and writes under --out:
+- results_<scenario>_<config>.json (per episode);
+- table.md: per-stage success with bootstrap 95% CIs, one column per configuration, the VER
+  paper's figures beside ours, and failures by plan step and cause;
+- fig6_<scenario>.png: success vs interaction for every configuration (the paper's Fig. 6).
+A configuration whose checkpoints are missing is reported as such and skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import re
+import sys
+import time
+from pathlib import Path
+
+from rearrange.eval.cli import EvalArgs
+from rearrange.eval.report import EvalResult, plot_results, write_json
+from rearrange.eval.runner import evaluate
+from rearrange.sim.episode_types import HAB_SCENARIOS
+from rearrange.skills.base import SkillError
+
+CONFIGS = {
+    "learned": dict(skills="learned", no_nav=False),
+    "learned_nonav": dict(skills="learned", no_nav=True),
+    "oracle": dict(skills="oracle", no_nav=False),
+    "oracle_nonav": dict(skills="oracle", no_nav=True),
+}
+# VER paper (Szot et al. 2022 / VER §5.3) full-task success of learned TP-SRL, for reference.
+PAPER = {
+    "tidy_house": "TP-SRL 32 %; NoNav: NavPick 50 %, NavPickNavPlace 20 %",
+    "prepare_groceries": "TP-SRL 5 %",
+    "set_table": "TP-SRL 0–7.5 %",
+}
+
+
+def failure_cause(reason: str, ended_by_limit: bool = False) -> str:
+    """Coarse cause of a failed plan step from the executor's reason text."""
+    text = reason.lower()
+    if "planner" in text or "no plan" in text:
+        return "planner"
+    if "holding object" in text:
+        return "wrong grasp"
+    if "floor" in text or "dropped" in text:
+        return "dropped object"
+    if "step limit" in text or "timed out" in text or "episode_limit" in text or ended_by_limit:
+        return "skill timed out"
+    if "object_at" in text:
+        return "placed off goal"
+    if "not holding" in text:
+        return "no grasp"
+    return "other: " + text[:40]
+
+
+def step_name(failed_skill: str) -> str:
+    """'pick(obj_8, shelf_0)' -> 'pick'."""
+    return re.split(r"[(\s]", failed_skill, maxsplit=1)[0] or "?"
+
+
+def run_config(scenario: str, name: str, args: argparse.Namespace) -> EvalResult | str:
+    spec = CONFIGS[name]
+    eval_args = EvalArgs(
+        scenario=scenario,
+        no_nav=spec["no_nav"],
+        skills=spec["skills"],
+        oracle=list(args.oracle) if spec["skills"] == "learned" else [],
+        checkpoints=args.checkpoints,
+        episodes=args.episodes,
+        split="val",
+        videos=args.videos,
+        video_dir=args.video_dir,
+        seed=args.seed,
+        progress=False,
+    )
+    try:
+        return evaluate(eval_args)
+    except SkillError as err:
+        return f"skipped: {str(err).splitlines()[0]}"
+
+
+def stage_table(scenario: str, results: dict[str, EvalResult]) -> list[str]:
+    names = max((r.stage_names for r in results.values()), key=len)
+    cols = list(results)
+    lines = [f"### {scenario}", "", f"VER paper: {PAPER[scenario]}", ""]
+    lines.append("| stage | " + " | ".join(f"{c} ({results[c].label})" for c in cols) + " |")
+    lines.append("|---" * (len(cols) + 1) + "|")
+    rows = {c: results[c].stage_rows() for c in cols}
+    for k, stage in enumerate(names):
+        cells = []
+        for c in cols:
+            if k < len(rows[c]):
+                mean, low, high = rows[c][k]
+                cells.append(f"{mean:.0%} [{low:.0%}, {high:.0%}]")
+            else:
+                cells.append("-")
+        lines.append(f"| {stage} | " + " | ".join(cells) + " |")
+    lines.append("| **full task** | " + " | ".join(
+        f"**{results[c].full_success:.0%}** ({len(results[c].episodes)} eps)" for c in cols) + " |")  # fmt: skip
+    lines += ["", "Failures by plan step and cause:", ""]
+    for c in cols:
+        causes = collections.Counter(
+            (step_name(e.failed_skill), failure_cause(e.failure_reason))
+            for e in results[c].episodes
+            if not e.success
+        )
+        text = ", ".join(f"{s}: {cause} {n}" for (s, cause), n in causes.most_common()) or "-"
+        lines.append(f"- {c}: {text}")
+    return lines + [""]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--scenarios", nargs="+", default=list(HAB_SCENARIOS), choices=HAB_SCENARIOS)
+    p.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    p.add_argument("--oracle", nargs="*", default=[], help="skills run scripted in learned runs")
+    p.add_argument("--checkpoints", help="checkpoint dir (default: runs/, then shipped)")
+    p.add_argument("--episodes", type=int, default=50)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--videos", type=int, default=0)
+    p.add_argument("--video-dir", default="videos")
+    p.add_argument("--out", default="benchmarks/results/hab_learned")
+    args = p.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    report = [f"# HAB, val split, {args.episodes} episodes per configuration (seed {args.seed})", ""]
+    report.append(f"Command: `python -m benchmarks.hab_learned {' '.join(argv or sys.argv[1:])}`")
+    report.append("")
+    for scenario in args.scenarios:
+        results: dict[str, EvalResult] = {}
+        for name in args.configs:
+            t0 = time.time()
+            res = run_config(scenario, name, args)
+            if isinstance(res, str):
+                print(f"{scenario} {name}: {res}", flush=True)
+                report.append(f"- {scenario} {name}: {res}")
+                continue
+            write_json(res, out / f"results_{scenario}_{name}.json")
+            results[name] = res
+            print(f"{scenario} {name}: full task {res.full_success:.0%} "
+                  f"({time.time() - t0:.0f} s)", flush=True)  # fmt: skip
+        if results:
+            report += stage_table(scenario, results)
+            plot_results(list(results.values()), out / f"fig6_{scenario}.png")
+    (out / "table.md").write_text("\n".join(report) + "\n")
+    print("\n".join(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
