@@ -35,7 +35,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--profile",
         choices=("paper", "cpu"),
-        help="paper: 128x128 depth + ResNet18 (needs a GPU); cpu: state observations, small LSTM",
+        help="paper: 128x128 depth + ResNet18 (needs a GPU); cpu: state observations (nav: + a "
+        "64-ray obstacle range scan), small LSTM",
     )
     parser.add_argument("--system", choices=("ver", "nover", "ddppo"), help="collection system")
     parser.add_argument("--serial", action="store_true", help="everything in one process")

@@ -74,7 +74,9 @@ def env_settings(skills: dict[str, Skill], no_nav: bool) -> tuple[str, int, bool
             presets.add("depth")
             depth = int(space.spaces["depth"].shape[0])
         else:
-            presets.add("state")
+            presets.add("state_rays" if "rays" in space.spaces else "state")
+    if presets == {"state", "state_rays"}:  # state_rays is plain state for non-nav skills
+        presets = {"state_rays"}
     if len(presets) > 1:
         raise SkillError(
             "the learned skills mix depth and state-only observations; train them with "

@@ -91,6 +91,30 @@ class Footprints:
             return math.inf
         return float(np.sqrt(self._outside_sq(x, y).min()))
 
+    def ray_distances(self, x: float, y: float, angles: np.ndarray, max_range: float) -> np.ndarray:
+        """Distance from (x, y) along each world-frame heading in `angles` to the first box
+        it enters, capped at `max_range` (0 when (x, y) is inside a box). Slab test of every
+        ray against every box at once (rays x boxes), in each box's own frame."""
+        angles = np.asarray(angles, dtype=np.float64)
+        out = np.full(angles.shape, float(max_range))
+        if len(self.center) == 0:
+            return out
+        dx, dy = np.cos(angles)[None, :], np.sin(angles)[None, :]  # [1, N]
+        c, s = self.cos[:, None], self.sin[:, None]  # [B, 1]
+        ox, oy = x - self.center[:, 0:1], y - self.center[:, 1:2]
+        lx, ly = c * ox + s * oy, -s * ox + c * oy  # ray origin in each box's frame
+        vx, vy = c * dx + s * dy, -s * dx + c * dy  # ray direction there [B, N]
+        vx = np.where(np.abs(vx) < 1e-12, 1e-12, vx)  # parallel to a slab: no inf * 0
+        vy = np.where(np.abs(vy) < 1e-12, 1e-12, vy)
+        hx, hy = self.half[:, 0:1] + 1e-9, self.half[:, 1:2] + 1e-9  # faces grazed count
+        tx0, tx1 = (-hx - lx) / vx, (hx - lx) / vx
+        ty0, ty1 = (-hy - ly) / vy, (hy - ly) / vy
+        t_in = np.maximum(np.minimum(tx0, tx1), np.minimum(ty0, ty1))
+        t_out = np.minimum(np.maximum(tx0, tx1), np.maximum(ty0, ty1))
+        hit = t_out >= np.maximum(t_in, 0.0)
+        t = np.where(hit, np.maximum(t_in, 0.0), np.inf).min(axis=0)
+        return np.minimum(t, out)
+
 
 class SwingingParts:
     """Moving parts the base can hit (an open fridge door), as 2-D boxes at their pose now.
@@ -386,6 +410,23 @@ class RearrangeSim:
         self.data.qpos[self.idx.base_qpos] = (x, y, _wrap(yaw))
         mujoco.mj_forward(self.model, self.data)
         return True
+
+    def obstacle_ranges(self, angles, max_range: float) -> np.ndarray:
+        """Egocentric 2-D range scan of what blocks the base: from the base centre along each
+        heading in `angles` (rad, base frame, counter-clockwise from forward) to the first
+        wall / furniture footprint or open door panel (`SwingingParts`, when
+        `door_blocks_base`), capped at `max_range` (m). The robot and free objects are not
+        in these boxes, so they are never seen. Why footprints and not MuJoCo rays against
+        the meshes: these boxes are exactly what the base collides with, while a horizontal
+        ray at any one height passes between the legs of tables (their tops are at 0.41-0.75
+        m) that still block the base (benchmarks/nav_sensing.py measures it)."""
+        x, y, yaw = self.data.qpos[self.idx.base_qpos]
+        world = yaw + np.asarray(angles, dtype=np.float64)
+        ranges = self.footprints.ray_distances(x, y, world, max_range)
+        doors = self.swinging.footprints(self.data) if self.config.door_blocks_base else None
+        if doors is not None:
+            ranges = np.minimum(ranges, doors.ray_distances(x, y, world, max_range))
+        return ranges
 
     def arm_joint_pos(self) -> np.ndarray:
         return self.data.qpos[self.idx.arm_qpos].copy()

@@ -11,7 +11,10 @@ from typing import Any
 
 from rearrange.sim.episode_types import SKILL_TASKS
 
-OBS_PRESETS = ("depth", "state")
+# "depth": 128x128 head depth + state sensors (the paper); "state": state sensors only;
+# "state_rays": state + a 64-ray obstacle range scan for nav (tasks/sensors.py RAY_SKILLS;
+# the nav CPU profile, skill_configs/sensing/nav_cpu.yaml), plain "state" for other skills.
+OBS_PRESETS = ("depth", "state", "state_rays")
 
 # Habitat 2.0 step limits per skill (DESIGN.md §4 table).
 MAX_EPISODE_STEPS = {
@@ -87,7 +90,8 @@ class TaskConfig:
     task: str = "pick"  # one of SKILL_TASKS
     # Manipulation skills also get [linear, angular] base velocity actions (NoNav ablation).
     base_movement: bool = False
-    # "depth": head depth image + state sensors; "state": state sensors only (fast CPU runs).
+    # "depth": head depth image + state sensors; "state": state sensors only (fast CPU runs);
+    # "state_rays": state + obstacle range scan for nav (see OBS_PRESETS).
     obs_preset: str = "depth"
     depth_size: int = 128  # square depth image side (paper: 128)
     # None: the task's Habitat limit (MAX_EPISODE_STEPS), plus BASE_MOVEMENT_EXTRA_STEPS

@@ -19,7 +19,21 @@ from .config import TaskConfig, Thresholds
 
 DEPTH_MAX = 10.0  # metres; the sim clips depth to [0, 10]
 
-# Which state sensors each skill observes (DESIGN.md §4 table), plus "depth" in that preset.
+# Obstacle range scan ("rays" sensor, obs preset "state_rays"): RAY_COUNT headings evenly over
+# 360 degrees in the base frame, ray k at 2*pi*k/RAY_COUNT counter-clockwise from forward,
+# each the distance from the base centre to the first wall, furniture footprint or open door
+# panel (RearrangeSim.obstacle_ranges), capped at RAY_MAX_RANGE and divided by it (so in
+# [0, 1]; the base, radius 0.3 m, never reads below 0.06). Only egocentric geometry: nothing
+# from the planner (no navmap, geodesic direction or waypoints).
+RAY_COUNT = 64
+RAY_MAX_RANGE = 5.0  # metres
+RAY_ANGLES = np.arange(RAY_COUNT) * (2.0 * math.pi / RAY_COUNT)
+# Skills that get the scan under "state_rays" (they drive the base); for every other skill
+# that preset is exactly "state", so one HAB env serves a rays nav beside state-only skills.
+RAY_SKILLS = ("nav",)
+
+# Which state sensors each skill observes (DESIGN.md §4 table), plus "depth" in that preset
+# and "rays" for RAY_SKILLS in "state_rays" (task_sensors).
 TASK_SENSORS: dict[str, tuple[str, ...]] = {
     "pick": ("joint", "is_holding", "ee_pos", "obj_start_sensor", "relative_resting_position"),
     "place": ("joint", "is_holding", "ee_pos", "obj_goal_sensor", "relative_resting_position"),
@@ -40,6 +54,7 @@ SENSOR_DIMS = {
     "goal_polar": 2,  # [euclidean distance, angle to the goal point in the robot frame]
     "goal_heading": 1,  # wrapped (goal yaw - robot yaw)
     "marker_rel_pos": 3,
+    "rays": RAY_COUNT,  # normalised obstacle ranges, see RAY_ANGLES
 }
 
 
@@ -85,13 +100,20 @@ def observation_space(cfg: TaskConfig) -> spaces.Dict:
     return task_observation_space(cfg.task, cfg.obs_preset, cfg.depth_size)
 
 
+def task_sensors(task: str, obs_preset: str) -> tuple[str, ...]:
+    """The vector sensors of `task` under `obs_preset` ("state_rays" adds "rays" for
+    RAY_SKILLS)."""
+    extra = ("rays",) if obs_preset == "state_rays" and task in RAY_SKILLS else ()
+    return TASK_SENSORS[task] + extra
+
+
 def task_observation_space(task: str, obs_preset: str, depth_size: int = 128) -> spaces.Dict:
     d: dict[str, spaces.Space] = {}
     if obs_preset == "depth":
         shape = (depth_size, depth_size, 1)
         d["depth"] = spaces.Box(0.0, DEPTH_MAX, shape=shape, dtype=np.float32)
-    for name in TASK_SENSORS[task]:
-        low, high = (0.0, 1.0) if name == "is_holding" else (-np.inf, np.inf)
+    for name in task_sensors(task, obs_preset):
+        low, high = (0.0, 1.0) if name in ("is_holding", "rays") else (-np.inf, np.inf)
         d[name] = spaces.Box(low, high, shape=(SENSOR_DIMS[name],), dtype=np.float32)
     return spaces.Dict(d)
 
@@ -138,6 +160,8 @@ def _sensor(name: str, sim, target: SkillTarget, ee_base: np.ndarray) -> np.ndar
         return np.array([wrap_angle(float(target.nav_goal[2]) - float(sim.base_pose()[2]))])
     if name == "marker_rel_pos":
         return _rel(sim, sim.handle_pos(target.articulation), ee_base)
+    if name == "rays":
+        return np.asarray(sim.obstacle_ranges(RAY_ANGLES, RAY_MAX_RANGE)) / RAY_MAX_RANGE
     raise KeyError(f"unknown sensor {name!r}; known: {', '.join(SENSOR_DIMS)}")
 
 
@@ -148,6 +172,6 @@ def build_observation(task: str, obs_preset: str, sim, target: SkillTarget) -> d
         depth = np.asarray(sim.render_depth(), dtype=np.float32)
         obs["depth"] = np.clip(depth.reshape(depth.shape[0], depth.shape[1], 1), 0.0, DEPTH_MAX)
     ee_base = np.asarray(sim.ee_pos("base"), dtype=np.float64)
-    for name in TASK_SENSORS[task]:
+    for name in task_sensors(task, obs_preset):
         obs[name] = np.asarray(_sensor(name, sim, target, ee_base), dtype=np.float32)
     return obs
