@@ -207,7 +207,10 @@ class LearnedSkill:
 
     @property
     def observation_preset(self) -> str:
-        return "depth" if "depth" in self.observation_space.spaces else "state"
+        spaces = self.observation_space.spaces
+        if "depth" in spaces:
+            return "depth"
+        return "state_rays" if "rays" in spaces else "state"
 
     def _reset_state(self) -> None:
         import torch
