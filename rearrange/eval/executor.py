@@ -27,7 +27,13 @@ from rearrange.eval.report import EpisodeRecord
 from rearrange.planner import PlanStep, plan_stages
 from rearrange.skills import Skill, default_layout, from_task_target, step_limit_for
 from rearrange.skills.base import NAV_STEP_LIMIT_HAB
-from rearrange.skills.masking import GRIP_RULES, STOP_MASK_DIST, mask_grip, mask_nav_stop
+from rearrange.skills.masking import (
+    GRIP_RULES,
+    STOP_MASK_DIST,
+    mask_grip,
+    mask_nav_stop,
+    object_near_goal,
+)
 from rearrange.skills.stand_pose import best_ready_pose, scene_now
 from rearrange.tasks import HabEnv
 
@@ -168,7 +174,7 @@ class TPSRLExecutor:
                 run.ended_by = "episode_limit"
                 return run
             action = np.asarray(skill.act(obs, env.sim), dtype=np.float32)
-            action = self._mask(step.skill, action, layout, obs, masks)
+            action = self._mask(step.skill, action, layout, obs, masks, task_target)
             env.apply_action(step.skill, action)
             run.steps += 1
             self._maybe_record()
@@ -186,7 +192,9 @@ class TPSRLExecutor:
                 run.ended_by = "step_limit"
                 return run
 
-    def _mask(self, skill_name, action, layout, obs, grip_state: _GripState) -> np.ndarray:
+    def _mask(
+        self, skill_name, action, layout, obs, grip_state: _GripState, target=None
+    ) -> np.ndarray:
         cfg = self.config
         if layout.stop is not None and cfg.mask_nav_stop:
             dist = float(np.asarray(obs["goal_polar"]).reshape(-1)[0])
@@ -194,8 +202,11 @@ class TPSRLExecutor:
         if cfg.mask_grip and layout.grip is not None:
             holding = self.env.sim.held_object() is not None
             grip_state.update(holding)
+            near = True
+            if skill_name == "place" and target is not None:
+                near = object_near_goal(self.env.sim, target.obj_index, target.goal_pos)
             action = mask_grip(
-                action, layout.grip, GRIP_RULES.get(skill_name), holding, grip_state.released
+                action, layout.grip, GRIP_RULES.get(skill_name), holding, grip_state.released, near
             )
         return action
 

@@ -261,8 +261,12 @@ class LearnedSkill:
         holding = sim.held_object() is not None if sim is not None else False
         self.has_released |= self.was_holding and not holding
         self.was_holding = holding
+        t = self.target
+        near = (
+            masking.object_near_goal(sim, t.obj_index, t.goal_pos) if self.name == "place" else True
+        )
         a = masking.mask_grip(
-            a, self.layout.grip, masking.GRIP_RULES.get(self.name), holding, self.has_released
+            a, self.layout.grip, masking.GRIP_RULES.get(self.name), holding, self.has_released, near
         )
         if self.layout.stop is not None:
             if self.mask_stop and NAV_GOAL_KEY in obs:

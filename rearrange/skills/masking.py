@@ -16,10 +16,12 @@ import numpy as np
 from rearrange.tasks.grip_rules import (  # noqa: F401  (re-exported: the one home is tasks)
     GRIP_KEEP_CURRENT,
     GRIP_KEEP_OFF_AFTER_RELEASE,
+    GRIP_KEEP_ON_UNTIL_GOAL,
     GRIP_KEEP_ON_WHEN_HOLDING,
     GRIP_RULES,
     grip_for_hold,
     mask_grip,
+    object_near_goal,
 )
 
 STOP_MASK_DIST = 2.0

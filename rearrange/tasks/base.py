@@ -175,7 +175,9 @@ class SkillEnv(gymnasium.Env):
         if rule is None or decoded.grip is None:
             return decoded
         holding = self.sim.held_object() is not None
-        masked = mask_grip(action, ARM_DOF, rule, holding, self._has_released())
+        masked = mask_grip(
+            action, ARM_DOF, rule, holding, self._has_released(), self._near_goal()
+        )
         return decode_action(self.task, self.config.base_movement, masked)
 
     def observe(self) -> dict:
@@ -212,6 +214,10 @@ class SkillEnv(gymnasium.Env):
     def _has_released(self) -> bool:
         """Whether the skill has let go of its object this episode (place's grip rule)."""
         return False
+
+    def _near_goal(self) -> bool:
+        """Whether the held object may be released here (place's grip rule)."""
+        return True
 
     def _choose_episode(self, options: dict) -> Episode:
         return choose_episode(self._episodes, self._rng, options, self.task, self.split)

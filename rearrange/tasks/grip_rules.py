@@ -6,7 +6,9 @@ deployment, so a policy is trained under exactly the action semantics it is run 
 
 - pick keeps the grip on once it holds an object: a thresholded Gaussian grip output flips
   sign at random, and without the rule pick learns grasp-then-drop (README, deviations);
-- place keeps it off once it has released the object (no re-grasp);
+- place keeps it on while the held object is farther than PLACE_RELEASE_DIST from its goal
+  (release-masking, the grip analogue of the paper's nav stop-masking: a thresholded Gaussian
+  grip otherwise drops the object within ~1.4 steps), and off once it has released it;
 - nav keeps whatever the robot currently holds.
 """
 
@@ -18,11 +20,22 @@ import numpy as np
 GRIP_KEEP_ON_WHEN_HOLDING = "keep_on_when_holding"
 GRIP_KEEP_OFF_AFTER_RELEASE = "keep_off_after_release"
 GRIP_KEEP_CURRENT = "keep_current"
+GRIP_KEEP_ON_UNTIL_GOAL = "keep_on_until_goal"
 GRIP_RULES = {
     "pick": GRIP_KEEP_ON_WHEN_HOLDING,
-    "place": GRIP_KEEP_OFF_AFTER_RELEASE,
+    "place": GRIP_KEEP_ON_UNTIL_GOAL,
     "nav": GRIP_KEEP_CURRENT,
 }
+# Place may release only with the object this close to its goal (the place success threshold).
+PLACE_RELEASE_DIST = 0.15
+
+
+def object_near_goal(sim, obj_index: int | None, goal_pos, tol: float = PLACE_RELEASE_DIST) -> bool:
+    """Whether object `obj_index` is within `tol` of `goal_pos` (True when either is unknown)."""
+    if sim is None or obj_index is None or goal_pos is None:
+        return True
+    p = np.asarray(sim.object_pos(obj_index), dtype=float)
+    return float(np.linalg.norm(p - np.asarray(goal_pos, dtype=float))) < tol
 
 
 def grip_for_hold(is_holding: bool) -> float:
@@ -36,6 +49,7 @@ def mask_grip(
     rule: str | None,
     is_holding: bool,
     has_released: bool = False,
+    near_goal: bool = True,
 ) -> np.ndarray:
     """Overrides the grip dimension by `rule` (see GRIP_RULES); no-op without a grip dimension."""
     out = np.array(action, dtype=np.float32, copy=True)
@@ -47,6 +61,11 @@ def mask_grip(
     elif rule == GRIP_KEEP_OFF_AFTER_RELEASE:
         if has_released:
             out[grip_index] = -1.0
+    elif rule == GRIP_KEEP_ON_UNTIL_GOAL:
+        if has_released:
+            out[grip_index] = -1.0
+        elif is_holding and not near_goal:
+            out[grip_index] = 1.0
     elif rule == GRIP_KEEP_CURRENT:
         out[grip_index] = grip_for_hold(is_holding)
     else:

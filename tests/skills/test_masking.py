@@ -72,3 +72,27 @@ def test_action_layouts_match_task_widths():
     pick = ActionLayout.from_parts([("arm", 7), ("grip", 1), ("base", 2)])
     a = pick.compose(arm=np.full(7, 0.1), grip=1.0, base=np.array([0.2, 0.3]))
     np.testing.assert_allclose(a, [0.1] * 7 + [1.0, 0.2, 0.3], rtol=1e-6)
+
+
+def test_place_may_release_only_near_its_goal_and_never_regrasps():
+    from rearrange.tasks.grip_rules import GRIP_RULES, mask_grip
+
+    rule = GRIP_RULES["place"]
+    a = np.array([0.0] * 7 + [-0.8], dtype=np.float32)  # the policy asks to release
+    assert mask_grip(a, 7, rule, True, False, near_goal=False)[7] == 1.0  # far: keep holding
+    assert mask_grip(a, 7, rule, True, False, near_goal=True)[7] == -0.8  # near: its choice
+    grab = a.copy()
+    grab[7] = 0.9
+    assert mask_grip(grab, 7, rule, False, True, near_goal=True)[7] == -1.0  # released: stays off
+
+
+def test_object_near_goal_uses_the_place_threshold():
+    from rearrange.tasks.grip_rules import PLACE_RELEASE_DIST, object_near_goal
+
+    class Sim:
+        def object_pos(self, i):
+            return (1.0, 2.0, 0.9)
+
+    assert object_near_goal(Sim(), 0, (1.0, 2.0 + PLACE_RELEASE_DIST - 0.01, 0.9))
+    assert not object_near_goal(Sim(), 0, (1.0, 2.0 + PLACE_RELEASE_DIST + 0.01, 0.9))
+    assert object_near_goal(None, 0, (0, 0, 0))  # nothing known: the policy decides
