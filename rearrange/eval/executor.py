@@ -313,10 +313,9 @@ def nav_goal(env: HabEnv, step: PlanStep) -> tuple[float, float, float]:
 def _fridge_work_pose(env: HabEnv, step: PlanStep) -> tuple[float, float, float] | None:
     """For the fridge door: the episode generator's work pose (the open/close fridge skill
     episodes start around it; it keeps the whole handle arc in reach), if clear now."""
-    from rearrange.sim import episodes
+    from rearrange.sim.episodes import articulation_work_pose as work_pose
 
-    work_pose = getattr(episodes, "articulation_work_pose", None)
-    if step.nav_kind != "articulation" or work_pose is None:
+    if step.nav_kind != "articulation":
         return None
     art = _articulation(env.sim.layout, step.articulation)
     if art.kind != "hinge":

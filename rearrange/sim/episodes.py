@@ -50,6 +50,7 @@ from rearrange.sim.episode_types import (
     ObjectPlacement,
     Target,
 )
+from rearrange.sim.geometry import wrap_angle
 from rearrange.sim.layout_types import Articulation, Layout, Receptacle
 from rearrange.sim.navmap import NavMap
 from rearrange.sim.objects import OBJECT_TYPES, ObjectType
@@ -365,7 +366,7 @@ class _Scene:
         raise _Retry("no spawn cell within arm's reach of the target")
 
     def _pose(self, x: float, y: float, yaw: float) -> tuple[float, float, float]:
-        yaw = (yaw + math.pi) % (2 * math.pi) - math.pi
+        yaw = wrap_angle(yaw)
         return self._round3((x, y, yaw))
 
     def front_yaw(self, furniture: str) -> float:
@@ -386,10 +387,6 @@ FRIDGE_WORK_YAW_NOISE = math.radians(8)
 DRAWER_WORK_OUT = 0.6  # m in front of the mid-travel handle
 DRAWER_WORK_SIDE = -0.15  # m, the handle's offset to the robot's left (negative: right)
 DRAWER_WORK_NOISE = 0.04  # m, uniform per axis, for close spawns
-
-
-def _wrap(a: float) -> float:
-    return (a + math.pi) % (2 * math.pi) - math.pi
 
 
 def _rot2(v, yaw: float) -> np.ndarray:
@@ -425,7 +422,7 @@ def _nominal_work_pose(layout: Layout, art: Articulation) -> tuple[np.ndarray, f
     opened = closed + front * (art.open - art.closed)
     left = np.array([front[1], -front[0]])  # the robot's left while it faces the cabinet
     stand = 0.5 * (closed + opened) + DRAWER_WORK_OUT * front - DRAWER_WORK_SIDE * left
-    return stand, _wrap(yaw + math.pi), [closed, opened]
+    return stand, wrap_angle(yaw + math.pi), [closed, opened]
 
 
 def articulation_work_pose(
@@ -548,7 +545,7 @@ def _spawn_work(sc: _Scene, art: Articulation, handle) -> tuple[float, float, fl
         r = n * (1 + k // 15)
         x, y = x0 + sc.rng.uniform(-r, r), y0 + sc.rng.uniform(-r, r)
         to_handle = math.atan2(handle[1] - y, handle[0] - x)
-        toward_work = float(np.clip(_wrap(yaw0 - to_handle), -turn, turn))
+        toward_work = float(np.clip(wrap_angle(yaw0 - to_handle), -turn, turn))
         noise = sc.rng.uniform(-yn, yn)
         for f in (1.0, 0.5, 0.0):  # the work heading if the resting arm is clear there
             pose = sc._pose(x, y, to_handle + f * toward_work + noise)

@@ -36,6 +36,7 @@ from rearrange.sim.apartment import generate_layout
 from rearrange.sim.config import SimConfig
 from rearrange.sim.episode_types import SPLITS, Episode
 from rearrange.sim.furniture_geoms import STATIC_BIT
+from rearrange.sim.geometry import wrap_angle
 from rearrange.sim.grasp import SuctionGripper
 from rearrange.sim.layout_types import Layout
 from rearrange.sim.objects import OBJECT_TYPES
@@ -150,10 +151,6 @@ class SwingingParts:
         return Footprints(boxes=np.array(rows)) if rows else None
 
 
-def _wrap(a: float) -> float:
-    return (a + math.pi) % (2 * math.pi) - math.pi
-
-
 class RearrangeSim:
     def __init__(self, config: SimConfig | None = None) -> None:
         self.config = config or SimConfig()
@@ -233,7 +230,7 @@ class RearrangeSim:
         mujoco.mj_resetData(m, d)
         self._set_fixed_joints()
         x, y, yaw = episode.robot_start
-        d.qpos[idx.base_qpos] = (x, y, _wrap(yaw))
+        d.qpos[idx.base_qpos] = (x, y, wrap_angle(yaw))
         d.qpos[idx.arm_qpos] = R.REST_ARM_QPOS
         self.arm_target = np.array(R.REST_ARM_QPOS, dtype=np.float64)
         for a in self.layout.articulations:
@@ -343,7 +340,7 @@ class RearrangeSim:
             mujoco.mj_step(m, d)
             force += self._robot_contact_force()
         # Land exactly on the targets; update poses (no collision pass: contacts are fresh).
-        goal[self._kin_yaw] = _wrap(goal[self._kin_yaw])
+        goal[self._kin_yaw] = wrap_angle(goal[self._kin_yaw])
         d.qpos[kin] = goal
         d.qvel[dofs] = 0.0
         mujoco.mj_kinematics(m, d)
@@ -407,7 +404,7 @@ class RearrangeSim:
         doors = self.swinging.footprints(self.data) if self.config.door_blocks_base else None
         if doors is not None and doors.collides(x, y, r):
             return False
-        self.data.qpos[self.idx.base_qpos] = (x, y, _wrap(yaw))
+        self.data.qpos[self.idx.base_qpos] = (x, y, wrap_angle(yaw))
         mujoco.mj_forward(self.model, self.data)
         return True
 

@@ -23,7 +23,7 @@ import numpy as np
 from rearrange.sim import apartment as A
 from rearrange.sim import robot as R
 from rearrange.skills.ik import dls_joint_step, joint_delta_action, nullspace_step
-from rearrange.skills.oracle_common import OracleSkill, rest_ee_world, wrap_angle
+from rearrange.skills.oracle_common import OracleSkill, rest_ee_world
 from rearrange.skills.termination import articulation_goal, handle_held
 
 REACH_TOL = 0.04  # m: the pre-grasp point counts as reached
@@ -217,7 +217,11 @@ class OracleArticulation(OracleSkill):
 
     # ------------------------------------------------------------------ base
     def _drive(self, sim) -> np.ndarray | None:
-        """Base action toward the work pose (None: there, or no base movement)."""
+        """Base action toward the work pose along the NavMap's shortest path (None: there,
+        stalled, or no base movement). A straight drive ran into the open fridge door or
+        the furniture beside it and spent its whole budget there."""
+        from rearrange.skills.oracle_nav import FollowerConfig, PathFollower
+
         if not self.base_movement or self._n > DRIVE_TIMEOUT:
             return None
         if self._work is None:  # once per episode: it searches round blocked spots
@@ -225,33 +229,6 @@ class OracleArticulation(OracleSkill):
 
             fp = getattr(sim, "footprints", None)
             self._work = articulation_work_pose(sim.layout, self._art, footprints=fp)
-            self._follower = None
-        if getattr(sim, "navmap", None) is not None:
-            return self._drive_path(sim)
-        gx, gy, gyaw = self._work
-        x, y, yaw = (float(v) for v in sim.base_pose())
-        dx, dy = gx - x, gy - y
-        dist = math.hypot(dx, dy)
-        if dist > 0.05:
-            err = wrap_angle(math.atan2(dy, dx) - yaw)
-            sign = 1.0
-            if abs(err) > math.pi / 2:  # goal behind: reverse instead of turning round
-                err, sign = wrap_angle(err + math.pi), -1.0
-            linear = 0.0 if abs(err) > 0.3 else sign * float(np.clip(dist / 0.3, 0.15, 1.0))
-            base = [linear, float(np.clip(err / 0.15, -1.0, 1.0))]
-        else:
-            err = wrap_angle(gyaw - yaw)
-            if abs(err) < math.radians(4):
-                return None
-            base = [0.0, float(np.clip(err / 0.15, -1.0, 1.0))]
-        return self._with_base(sim, base)
-
-    def _drive_path(self, sim) -> np.ndarray | None:
-        """Along the NavMap's shortest path (a straight drive ran into the open fridge
-        door or the furniture beside it and spent its whole budget there)."""
-        from rearrange.skills.oracle_nav import FollowerConfig, PathFollower
-
-        if self._follower is None:
             cfg = FollowerConfig(pos_tol=0.05, yaw_tol=math.radians(4))
             self._follower = PathFollower(config=cfg)
             self._follower.reset(self._work)

@@ -15,11 +15,6 @@ from rearrange.skills.base import SkillTarget, default_layout, step_limit_for
 from rearrange.skills.termination import postcondition_met
 
 
-def wrap_angle(a: float) -> float:
-    """Wrap to [-pi, pi)."""
-    return (a + math.pi) % (2.0 * math.pi) - math.pi
-
-
 def base_rotation(sim) -> np.ndarray:
     """3x3 rotation taking base-frame vectors to the world frame (the base only yaws)."""
     yaw = float(sim.base_pose()[2])

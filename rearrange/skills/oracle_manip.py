@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 
 from rearrange.sim import objects
+from rearrange.sim.geometry import wrap_angle
 from rearrange.skills.base import SkillError
 from rearrange.skills.ik import ik_arm_action
 from rearrange.skills.oracle_common import (
     OracleSkill,
     base_to_world,
     rest_ee_world,
-    wrap_angle,
 )
 from rearrange.skills.oracle_nav import PathFollower
 from rearrange.skills.stand_pose import best_ready_pose, in_ready_pose

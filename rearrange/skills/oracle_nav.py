@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from rearrange.sim.geometry import wrap_angle
 from rearrange.skills.arm_sweep import turn_clear
 from rearrange.skills.base import SkillError
-from rearrange.skills.oracle_common import OracleSkill, wrap_angle
+from rearrange.skills.oracle_common import OracleSkill
 
 POLICY_DT = 1.0 / 30.0  # s per policy step (DESIGN §4: 30 Hz)
 
@@ -58,11 +59,6 @@ class FollowerConfig:
     (`arm_sweep`); a blocked turn goes the other way round, or backs away first."""
     sweep_backup: int = 24
     """max steps reversing (at half speed) to make room for a turn."""
-    final_run: float = 0.0
-    """m: end the path with a straight run this long along the goal heading (the base then
-    arrives facing the target instead of turning in place there). Off: measured on 20
-    tidy_house val episodes it cost ~250 steps an episode and drove held objects into
-    walls on the way to the run's start (full success 75% with 0.4 m, 85% without)."""
 
 
 class PathFollower:
@@ -90,7 +86,6 @@ class PathFollower:
         self._backing = 0
         self._aligning = False
         self._turn_dir = 0.0  # sign of a committed in-place turn (0: none)
-        self._pre: tuple[float, float] | None = None
         self._no_skip_until = 0
         self._swept_back = 0
 
@@ -166,28 +161,13 @@ class PathFollower:
     def _plan(self, sim, x: float, y: float) -> None:
         gx, gy, _ = self.goal
         nm = planning_map(sim)
-        pre = self._pre_goal(nm, x, y)
-        end = pre if pre is not None else (gx, gy)
-        raw = nm.shortest_path((x, y), end) or [(x, y), end]
+        raw = nm.shortest_path((x, y), (gx, gy)) or [(x, y), (gx, gy)]
         dense = _densify(raw, self.cfg.densify)
         inner = [_nudge(nm, p) for p in dense[1:-1]]
         # The path starts and ends at snapped cells; the real goal may sit a few cm off
         # the grid (poses come from the sim's exact footprint check).
-        self.path = inner + ([pre] if pre is not None else []) + [(gx, gy)]
-        self._pre = pre
+        self.path = inner + [(gx, gy)]
         self._planned_at = self.steps
-
-    def _pre_goal(self, nm, x: float, y: float) -> tuple[float, float] | None:
-        """The start of the final straight run (see `final_run`), or None when the base is
-        already close or that run is blocked."""
-        gx, gy, gyaw = self.goal
-        d = self.cfg.final_run
-        if d <= 0 or math.hypot(gx - x, gy - y) < 2 * d:
-            return None
-        pre = (gx - d * math.cos(gyaw), gy - d * math.sin(gyaw))
-        if not nm.is_navigable(*pre) or not nm.line_of_sight(pre, (gx, gy)):
-            return None
-        return pre
 
     def _next_waypoint(self, sim, x: float, y: float) -> tuple[float, float]:
         """Pops passed waypoints, and skips ahead when the next-but-one is in plain view
@@ -195,12 +175,7 @@ class PathFollower:
         nm, tol = planning_map(sim), self.cfg.waypoint_tol
         while len(self.path) > 1:
             px, py = self.path[0]
-            # the final run's start is never skipped: it fixes the arrival heading
-            skip_ok = (
-                (px, py) != self._pre
-                and self.steps >= self._no_skip_until
-                and nm.line_of_sight((x, y), self.path[1])
-            )
+            skip_ok = self.steps >= self._no_skip_until and nm.line_of_sight((x, y), self.path[1])
             if math.hypot(px - x, py - y) < tol or skip_ok:
                 self.path.pop(0)
                 continue

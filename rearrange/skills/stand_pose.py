@@ -19,6 +19,7 @@ import numpy as np
 
 from rearrange.sim.episode_types import ObjectPlacement
 from rearrange.sim.episodes import EpisodeGenConfig, _Scene
+from rearrange.sim.geometry import wrap_angle
 from rearrange.sim.objects import OBJECT_TYPES
 from rearrange.sim.world import Footprints
 
@@ -152,7 +153,7 @@ def in_ready_pose(
     d = _in_reach(x, y, yaw, target_xy)
     hi = GEN_CONFIG.reach_max if reach_max is None else reach_max
     bearing = math.atan2(float(target_xy[1]) - y, float(target_xy[0]) - x) - yaw
-    bearing = (bearing + math.pi) % (2 * math.pi) - math.pi
+    bearing = wrap_angle(bearing)
     return GEN_CONFIG.reach_min <= d <= hi and abs(bearing) <= max_bearing
 
 

@@ -11,10 +11,11 @@ import math
 
 import numpy as np
 
+from rearrange.sim.geometry import wrap_angle
+
 from .actions import DecodedAction
 from .base import SkillEnv, StepResult
 from .rewards import DistanceDelta, force_term, slack_term
-from .sensors import wrap_angle
 
 NAV_TERMS = ("dist", "angle", "force", "slack")
 

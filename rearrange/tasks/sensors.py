@@ -14,6 +14,7 @@ import numpy as np
 from gymnasium import spaces
 
 from rearrange.sim.episode_types import Episode
+from rearrange.sim.geometry import wrap_angle
 
 from .config import TaskConfig, Thresholds
 
@@ -67,11 +68,6 @@ class SkillTarget:
     nav_goal: np.ndarray | None = None  # nav: [x, y, yaw] (world)
     articulation: str | None = None  # open / close: "fridge", "drawer_0", ...
     art_target: float | None = None  # open / close: joint value to reach
-
-
-def wrap_angle(a: float) -> float:
-    """Wrap to [-pi, pi)."""
-    return (a + math.pi) % (2.0 * math.pi) - math.pi
 
 
 def articulation_target(task: str, name: str, th: Thresholds) -> float:
