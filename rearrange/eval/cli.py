@@ -194,6 +194,10 @@ def run_eval(args: EvalArgs) -> int:
     plot_results([result], out / "success.png")
     print(format_table(result))
     print(f"results: {out / 'results.json'}, {out / 'results.csv'}, {out / 'success.png'}")
+    for record in result.episodes:
+        if record.video:
+            outcome = "success" if record.success else f"failed at {record.failed_skill}"
+            print(f"video: {record.video} ({outcome})")
     return 0
 
 
