@@ -39,3 +39,22 @@ def test_missing_learned_skills_are_named_together_with_the_fix(tmp_path, capsys
 def test_unknown_oracle_skill_is_a_usage_error(capsys):
     assert main(["tidy_house", "--oracle", "fly"]) == 2
     assert "--oracle 'fly'" in capsys.readouterr().err
+
+
+def test_shipped_learned_pick_and_place_run_a_tidy_house_episode(tmp_path, capsys, monkeypatch):
+    # One val episode end to end with the checkpoints shipped in the package (no runs/ here):
+    # plan -> oracle nav + learned pick and place -> report.
+    from rearrange.skills.pretrained import PRETRAINED_DIR
+
+    monkeypatch.chdir(tmp_path)
+    rc = main(["tidy_house", "--oracle", "nav", "--episodes", "1", "--videos", "0",
+               "--out", str(tmp_path / "out"), "--no-progress"])  # fmt: skip
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert f"skill pick: {PRETRAINED_DIR / 'pick.pt'} (shipped;" in text
+    assert f"skill place: {PRETRAINED_DIR / 'place.pt'} (shipped;" in text
+    result = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert result["label"] == "TP-SRL (learned, oracle nav)"
+    episode = result["episodes"][0]
+    assert episode["stages_completed"] >= 1  # the learned pick holds obj at rest
+    assert episode["success"] or episode["failed_skill"]  # a failure names its plan step
