@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 ENTROPY_MODES = ("learned", "fixed")
 LR_SCHEDULES = ("cosine", "constant")
-SYSTEMS = ("ver", "nover", "ddppo")
+SYSTEMS = ("ver", "nover", "ddppo", "collect_only")  # collect_only: ver without learning (a bound)
 
 
 def _require(condition: bool, message: str) -> None:
