@@ -37,7 +37,17 @@ RAY_SKILLS = ("nav",)
 # and "rays" for RAY_SKILLS in "state_rays" (task_sensors).
 TASK_SENSORS: dict[str, tuple[str, ...]] = {
     "pick": ("joint", "is_holding", "ee_pos", "obj_start_sensor", "relative_resting_position"),
-    "place": ("joint", "is_holding", "ee_pos", "obj_goal_sensor", "relative_resting_position"),
+    # goal_from_obj: the goal relative to the held object itself; obj_goal_sensor (goal from
+    # the EE) alone cannot tell where the object hangs, which varies with where a learned
+    # pick's suction cup touched it. Checkpoints trained before it ignore the extra key.
+    "place": (
+        "joint",
+        "is_holding",
+        "ee_pos",
+        "obj_goal_sensor",
+        "relative_resting_position",
+        "goal_from_obj",
+    ),
     "nav": ("joint", "goal_polar", "goal_heading"),
     "open_fridge": ("joint", "ee_pos", "is_holding", "marker_rel_pos"),
     "close_fridge": ("joint", "ee_pos", "is_holding", "marker_rel_pos"),
@@ -51,6 +61,7 @@ SENSOR_DIMS = {
     "ee_pos": 3,
     "obj_start_sensor": 3,
     "obj_goal_sensor": 3,
+    "goal_from_obj": 3,
     "relative_resting_position": 3,
     "goal_polar": 2,  # [euclidean distance, angle to the goal point in the robot frame]
     "goal_heading": 1,  # wrapped (goal yaw - robot yaw)
@@ -148,6 +159,9 @@ def _sensor(name: str, sim, target: SkillTarget, ee_base: np.ndarray) -> np.ndar
         return _rel(sim, sim.object_pos(target.obj_index), ee_base)
     if name == "obj_goal_sensor":
         return _rel(sim, target.goal_pos, ee_base)
+    if name == "goal_from_obj":
+        obj_base = np.asarray(sim.to_base_frame(np.asarray(sim.object_pos(target.obj_index))))
+        return np.asarray(sim.to_base_frame(np.asarray(target.goal_pos, dtype=float))) - obj_base
     if name == "relative_resting_position":
         return np.asarray(sim.rest_ee_pos_base) - ee_base
     if name == "goal_polar":
