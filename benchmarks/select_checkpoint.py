@@ -15,7 +15,7 @@ import csv
 import sys
 from pathlib import Path
 
-from rearrange.eval_skill import evaluate_skill, parse_args, single_thread_torch, table_row
+from rearrange.eval_skill import evaluate_skill, parse_args, table_row
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,7 +25,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--last", type=int, default=0, help="only the last K snapshots (0: all)")
     args = p.parse_args(argv)
-    single_thread_torch()
     run = Path(args.run)
     ckpts = sorted((run / "checkpoints").glob("ckpt_*.pt"))
     if args.last:

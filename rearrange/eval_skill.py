@@ -26,7 +26,6 @@ from pathlib import Path
 from rearrange.sim.episode_types import SKILL_TASKS, SPLITS
 
 PROG = "python -m rearrange.eval_skill"
-MANIPULATION = tuple(t for t in SKILL_TASKS if t != "nav")
 
 
 class UsageError(ValueError):
@@ -195,7 +194,6 @@ def single_thread_torch() -> None:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_args(argv)
-        single_thread_torch()
         result = evaluate_skill(args)
     except (ValueError, RuntimeError, OSError) as err:
         message = str(err).splitlines()[0] if str(err) else type(err).__name__

@@ -101,9 +101,6 @@ def main(argv: list[str] | None = None) -> int:
         help="training wall time, for checkpoints written before they recorded it",
     )
     args = p.parse_args(argv)
-    from rearrange.eval_skill import single_thread_torch
-
-    single_thread_torch()
     try:
         return list_shipped() if args.cmd == "list" else export(args)
     except (ValueError, RuntimeError, OSError, KeyError) as err:
