@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+from collections import OrderedDict
 
 import mujoco
 import numpy as np
@@ -42,6 +43,9 @@ from rearrange.sim.layout_types import Layout
 from rearrange.sim.objects import OBJECT_TYPES
 from rearrange.sim.render import make_renderer
 from rearrange.sim.scene_builder import SceneIndex, build_model
+
+# Scenes (layout + navmap) a sim keeps for reuse; a navmap is a few MB.
+SCENE_CACHE_SIZE = 32
 
 BASE_TOP_Z = 0.36
 """Top of the Fetch base (m; the base_link mesh spans z 0..0.359, radius 0.288). Moving parts
@@ -161,10 +165,14 @@ class RearrangeSim:
         self.idx: SceneIndex | None = None
         self.gripper: SuctionGripper | None = None
         self._model_key = None
-        self._layouts: dict[tuple[int, str], Layout] = {}
+        # Recently used scenes (layout + lazily built navmap), least recently used evicted:
+        # skill envs cycle through a few dozen episodes over a handful of scenes, and
+        # rebuilding the navmap on every scene change cost ~30 ms per reset (nav resets
+        # often while its stop is still random).
+        self._scenes: OrderedDict[tuple[int, str], dict] = OrderedDict()
         self._renderers: dict[tuple[str, int, int], mujoco.Renderer] = {}
         self._depth_buf: np.ndarray | None = None
-        self._navmap = None
+        self._scene: dict = {"layout": None, "navmap": None}
         self.swinging: SwingingParts | None = None
         self.collision_count = 0
         self.rest_ee_pos_base = np.zeros(3)
@@ -187,11 +195,23 @@ class RearrangeSim:
                     f"known: {', '.join(sorted(OBJECT_TYPES))}"
                 )
 
+    def register_layout(self, layout: Layout) -> None:
+        """Use `layout` for episodes with its (seed, split) instead of generating one
+        (hand-built test rooms, layouts edited on the fly)."""
+        self._scenes[(layout.seed, layout.split)] = {"layout": layout, "navmap": None}
+        while len(self._scenes) > SCENE_CACHE_SIZE:
+            self._scenes.popitem(last=False)
+
     def _load(self, ep: Episode) -> None:
         key = (ep.scene_seed, ep.split)
-        if key not in self._layouts:
-            self._layouts = {key: generate_layout(ep.scene_seed, ep.split)}
-        layout = self._layouts[key]
+        scene = self._scenes.get(key)
+        if scene is None:
+            scene = {"layout": generate_layout(ep.scene_seed, ep.split), "navmap": None}
+            self._scenes[key] = scene
+            while len(self._scenes) > SCENE_CACHE_SIZE:
+                self._scenes.popitem(last=False)
+        self._scenes.move_to_end(key)
+        layout = scene["layout"]
         types = tuple(o.obj_type for o in ep.objects)
         model_key = (key, types)
         if model_key != self._model_key:
@@ -200,9 +220,7 @@ class RearrangeSim:
             self.data = mujoco.MjData(self.model)
             self.close_renderers()
             self._model_key = model_key
-            self._navmap = None
-        if layout is not self.layout:
-            self._navmap = None
+        self._scene = scene
         self.layout = layout
         self.footprints = Footprints(layout)
         self._index_kinematic_joints()
@@ -513,15 +531,13 @@ class RearrangeSim:
     # ------------------------------------------------------------------ navmap
     @property
     def navmap(self):
-        if self._navmap is None:
-            try:
-                from rearrange.sim.navmap import NavMap
-            except ImportError as e:
-                raise RuntimeError(
-                    f"sim.navmap needs rearrange.sim.navmap.NavMap, not importable yet ({e})"
-                ) from None
-            self._navmap = NavMap(self.layout, robot_radius=self.config.robot_radius)
-        return self._navmap
+        if self.layout is None:
+            raise RuntimeError("sim.navmap: call reset(episode) first")
+        if self._scene["navmap"] is None:
+            from rearrange.sim.navmap import NavMap
+
+            self._scene["navmap"] = NavMap(self.layout, robot_radius=self.config.robot_radius)
+        return self._scene["navmap"]
 
     def planning_navmap(self):
         """The NavMap with the open doors/drawers that block the base (`SwingingParts`) at

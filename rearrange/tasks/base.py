@@ -14,10 +14,17 @@ import numpy as np
 
 from rearrange.sim.episode_types import SPLITS, Episode
 
-from .actions import ARM_DOF, DecodedAction, action_space, decode_action
+from .actions import ARM_DOF, BASE_DOF, DecodedAction, action_space, decode_action
 from .config import TaskConfig
 from .grip_rules import GRIP_RULES, mask_grip
-from .sensors import SkillTarget, build_observation, observation_space, skill_target_from_episode
+from .sensors import (
+    SkillTarget,
+    build_observation,
+    goal_polar,
+    observation_space,
+    skill_target_from_episode,
+)
+from .stop_rule import mask_nav_stop
 
 
 @dataclass
@@ -169,8 +176,12 @@ class SkillEnv(gymnasium.Env):
         return self.observe(), reward, terminated, truncated, info
 
     def _decode(self, action) -> DecodedAction:
-        """Validate and split the action; then the skill's grip rule, as at deployment."""
+        """Validate and split the action; then the skill's grip / stop rule, as at deployment."""
         decoded = decode_action(self.task, self.config.base_movement, action)
+        if decoded.stop and self.task == "nav" and self.config.stop_mask:
+            dist = float(goal_polar(np.asarray(self.sim.base_pose()), self.target.nav_goal)[0])
+            masked = mask_nav_stop(action, BASE_DOF, dist)
+            return decode_action(self.task, self.config.base_movement, masked)
         rule = GRIP_RULES.get(self.task) if self.config.grip_mask else None
         if rule is None or decoded.grip is None:
             return decoded

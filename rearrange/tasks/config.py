@@ -109,6 +109,10 @@ class TaskConfig:
     # the grip on once holding, place keeps it off once released. A deviation from Habitat 2.0
     # skill training, which leaves the grip free and masks it only in the HRL executor.
     grip_mask: bool = True
+    # Apply the deployment nav stop-mask while training (tasks/stop_rule.py): stop is ignored
+    # while the goal is > 2 m away. A deviation from Habitat 2.0 nav training, which masks it
+    # only in the HRL executor; without it a random policy stops within ~2 steps.
+    stop_mask: bool = True
     # Overrides for rearrange.sim.config.SimConfig fields (e.g. {"torso_lift": 0.3}).
     sim_overrides: dict[str, Any] = field(default_factory=dict)
 

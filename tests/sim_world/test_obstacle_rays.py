@@ -80,7 +80,7 @@ def _room() -> Layout:
 def room_sim():
     sim = RearrangeSim()
     layout = _room()
-    sim._layouts = {(layout.seed, layout.split): layout}  # the sim loads layouts by seed
+    sim.register_layout(layout)  # the sim loads layouts by seed
     # A free object on the floor right behind the robot, in the path of the backward ray.
     can = ObjectPlacement("tomato_soup_can", (ROBOT[0] - 0.8, ROBOT[1], 0.06), (1, 0, 0, 0), "")
     sim.reset(Episode("rays", "nav", "train", layout.seed, (*ROBOT, 0.0), [can]))

@@ -48,11 +48,21 @@ def test_nav_angle_term_inside_three_metres():
     assert info["reward_terms"]["dist"] == pytest.approx(0.0)
 
 
-def test_nav_stop_ends_episode_without_success_when_far():
-    env, sim = _env("nav")
+def test_nav_stop_ends_episode_without_success_when_far_unmasked():
+    env, sim = _env("nav", stop_mask=False)
     _, _, term, trunc, info = _nav_step(env, sim, (1.0, 0.0, 0.0), NAV_STOP)
     assert term and not trunc and not info["success"]
     assert info["reward_terms"]["success"] == 0.0
+
+
+def test_nav_stop_masked_in_training_beyond_two_metres():
+    env, sim = _env("nav")  # stop_mask on by default; goal 5 m from the origin
+    _, _, term, _, _ = _nav_step(env, sim, (2.9, 0.0, 0.0), NAV_STOP)  # decided at 5 m: masked
+    assert not term
+    _, _, term, _, _ = _nav_step(env, sim, (3.1, 0.0, 0.0), NAV_STOP)  # decided at 2.1 m
+    assert not term
+    _, _, term, _, info = _nav_step(env, sim, (3.1, 0.0, 0.0), NAV_STOP)  # at 1.9 m: stops
+    assert term and not info["success"]  # 1.9 m > the 1.5 m success radius
 
 
 @pytest.mark.parametrize(
@@ -60,7 +70,9 @@ def test_nav_stop_ends_episode_without_success_when_far():
 )
 def test_nav_success_thresholds(dist, yaw_deg, success):
     env, sim = _env("nav")
-    _, _, term, _, info = _nav_step(env, sim, (5.0 - dist, 0.0, math.radians(yaw_deg)), NAV_STOP)
+    pose = (5.0 - dist, 0.0, math.radians(yaw_deg))
+    _nav_step(env, sim, pose)  # arrive first: the stop-mask reads the pose before the step
+    _, _, term, _, info = _nav_step(env, sim, pose, NAV_STOP)
     assert term and info["success"] is success
 
 

@@ -83,10 +83,14 @@ def test_nav_teleport_to_goal_and_stop_succeeds(sim):
     assert term and info["success"] and info["reward_terms"]["success"] == 10.0
 
 
-def test_nav_stop_far_away_fails(sim):
-    env, _ = _env(sim, "nav")
+def test_nav_stop_far_away_fails_unmasked_and_is_ignored_masked(sim):
+    env, obs = _env(sim, "nav", stop_mask=False)
+    assert obs["goal_polar"][0] > 2.0  # nav episodes start >= 2 m (geodesic) from the goal
     _, _, term, _, info = env.step(np.array([0.0, 0.0, 1.0]))
     assert term and not info["success"]
+    env, _ = _env(sim, "nav")  # training default: the deployment stop-mask
+    _, _, term, _, info = env.step(np.array([0.0, 0.0, 1.0]))
+    assert not term and not info["success"]
 
 
 @pytest.mark.parametrize("task", ["open_fridge", "close_cab"])

@@ -1,0 +1,31 @@
+"""Nav stop-masking: one home for the rule, in training and at deployment.
+
+VER Appendix B masks the nav skill's stop while the goal is more than 2 m away at HAB
+evaluation. The nav env applies the same function while training (`TaskConfig.stop_mask`),
+and the learned skill and the HRL executor apply it at deployment, so the policy is trained
+under the action semantics it runs with (the stop analogue of tasks/grip_rules.py). The
+distance is the skill's own `goal_polar` reading: no privileged information.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+STOP_MASK_DIST = 2.0
+
+
+def mask_nav_stop(
+    action: np.ndarray, stop_index: int, goal_dist: float, threshold: float = STOP_MASK_DIST
+) -> np.ndarray:
+    """Forces "don't stop" (−1) in the stop dimension while the goal is farther than threshold."""
+    out = np.array(action, dtype=np.float32, copy=True)
+    if goal_dist > threshold:
+        out[stop_index] = -1.0
+    return out
+
+
+def nav_goal_distance(obs: dict, key: str = "goal_polar") -> float:
+    """Distance to the nav goal from the nav skill's own polar goal sensor (r, theta...)."""
+    if key not in obs:
+        raise KeyError(f"nav stop-masking needs observation {key!r}; got {sorted(obs)}")
+    return float(np.asarray(obs[key]).reshape(-1)[0])
