@@ -16,7 +16,7 @@ from rearrange.sim.episode_types import SPLITS, Episode
 
 from .actions import ARM_DOF, BASE_DOF, DecodedAction, action_space, decode_action
 from .config import TaskConfig
-from .grip_rules import GRIP_RULES, mask_grip
+from .grip_rules import GripTracker
 from .sensors import (
     SkillTarget,
     build_observation,
@@ -125,6 +125,7 @@ class SkillEnv(gymnasium.Env):
         self.episode: Episode | None = None
         self.target = SkillTarget()
         self.num_steps = 0
+        self._grip = GripTracker(self.task, config.thresholds.articulation)
 
     def _base_movement(self) -> bool:
         return self.task == "nav" or self.config.base_movement
@@ -150,6 +151,7 @@ class SkillEnv(gymnasium.Env):
         self.sim.reset(self.episode)
         self.target = skill_target_from_episode(self.task, self.episode, self.config.thresholds)
         self.num_steps = 0
+        self._grip.reset()
         self._reset_task()
         info = {"success": False, "episode_id": self.episode.episode_id}
         return self.observe(), info
@@ -182,13 +184,9 @@ class SkillEnv(gymnasium.Env):
             dist = float(goal_polar(np.asarray(self.sim.base_pose()), self.target.nav_goal)[0])
             masked = mask_nav_stop(action, BASE_DOF, dist)
             return decode_action(self.task, self.config.base_movement, masked)
-        rule = GRIP_RULES.get(self.task) if self.config.grip_mask else None
-        if rule is None or decoded.grip is None:
+        if not self.config.grip_mask or decoded.grip is None:
             return decoded
-        holding = self.sim.held_object() is not None
-        masked = mask_grip(
-            action, ARM_DOF, rule, holding, self._has_released(), self._near_goal()
-        )
+        masked = self._grip.mask(action, ARM_DOF, self.sim, self.target)
         return decode_action(self.task, self.config.base_movement, masked)
 
     def observe(self) -> dict:
@@ -221,14 +219,6 @@ class SkillEnv(gymnasium.Env):
 
     def _task_step(self, action: DecodedAction) -> StepResult:
         raise NotImplementedError
-
-    def _has_released(self) -> bool:
-        """Whether the skill has let go of its object this episode (place's grip rule)."""
-        return False
-
-    def _near_goal(self) -> bool:
-        """Whether the held object may be released here (place's grip rule)."""
-        return True
 
     def _choose_episode(self, options: dict) -> Episode:
         return choose_episode(self._episodes, self._rng, options, self.task, self.split)

@@ -9,7 +9,13 @@ deployment, so a policy is trained under exactly the action semantics it is run 
 - place keeps it on while the held object is farther than PLACE_RELEASE_DIST from its goal
   (release-masking, the grip analogue of the paper's nav stop-masking: a thresholded Gaussian
   grip otherwise drops the object within ~1.4 steps), and off once it has released it;
+- open/close fridge and cabinet keep the grip on while the target's handle is held and the
+  joint is short of its target, and off once the joint has reached it (the hold is over:
+  the skill lets go and returns the arm to rest);
 - nav keeps whatever the robot currently holds.
+
+`GripTracker` is the one implementation of what a rule needs over a skill run (holding,
+released, near the goal): the skill envs, the learned skill and the HRL executor all use it.
 """
 
 from __future__ import annotations
@@ -21,13 +27,20 @@ GRIP_KEEP_ON_WHEN_HOLDING = "keep_on_when_holding"
 GRIP_KEEP_OFF_AFTER_RELEASE = "keep_off_after_release"
 GRIP_KEEP_CURRENT = "keep_current"
 GRIP_KEEP_ON_UNTIL_GOAL = "keep_on_until_goal"
+GRIP_HOLD_HANDLE_UNTIL_TARGET = "hold_handle_until_target"
 GRIP_RULES = {
     "pick": GRIP_KEEP_ON_WHEN_HOLDING,
     "place": GRIP_KEEP_ON_UNTIL_GOAL,
     "nav": GRIP_KEEP_CURRENT,
+    "open_fridge": GRIP_HOLD_HANDLE_UNTIL_TARGET,
+    "close_fridge": GRIP_HOLD_HANDLE_UNTIL_TARGET,
+    "open_cab": GRIP_HOLD_HANDLE_UNTIL_TARGET,
+    "close_cab": GRIP_HOLD_HANDLE_UNTIL_TARGET,
 }
 # Place may release only with the object this close to its goal (the place success threshold).
 PLACE_RELEASE_DIST = 0.15
+# Open/close: the hold is over once the joint is this close to its target (Thresholds.articulation).
+ART_AT_TARGET_TOL = 0.05
 
 
 def object_near_goal(sim, obj_index: int | None, goal_pos, tol: float = PLACE_RELEASE_DIST) -> bool:
@@ -51,7 +64,11 @@ def mask_grip(
     has_released: bool = False,
     near_goal: bool = True,
 ) -> np.ndarray:
-    """Overrides the grip dimension by `rule` (see GRIP_RULES); no-op without a grip dimension."""
+    """Overrides the grip dimension by `rule` (see GRIP_RULES); no-op without a grip dimension.
+
+    `has_released`: place: it has let go of its object; open/close: the joint has reached its
+    target (the hold is over). `is_holding`: open/close: the target's handle is held.
+    """
     out = np.array(action, dtype=np.float32, copy=True)
     if grip_index is None or rule is None:
         return out
@@ -66,6 +83,11 @@ def mask_grip(
             out[grip_index] = -1.0
         elif is_holding and not near_goal:
             out[grip_index] = 1.0
+    elif rule == GRIP_HOLD_HANDLE_UNTIL_TARGET:
+        if has_released:
+            out[grip_index] = -1.0
+        elif is_holding:
+            out[grip_index] = 1.0
     elif rule == GRIP_KEEP_CURRENT:
         out[grip_index] = grip_for_hold(is_holding)
     else:
@@ -73,3 +95,45 @@ def mask_grip(
             f"unknown grip rule {rule!r}; expected one of {sorted(GRIP_RULES.values())}"
         )
     return out
+
+
+def held_handle(sim) -> str | None:
+    """Name of the articulation whose handle the suction holds, if the sim reports it
+    (RearrangeSim.held_articulation, an extension of the contract)."""
+    fn = getattr(sim, "held_articulation", None)
+    return fn() if fn is not None else None
+
+
+class GripTracker:
+    """What a skill's grip rule needs over one run, read from the sim each step.
+
+    The one home of that bookkeeping: the skill env applies it while training, the learned
+    skill and the HRL executor at deployment. `target` is any object with the SkillTarget
+    fields the rule reads (obj_index, goal_pos, articulation, art_target).
+    """
+
+    def __init__(self, skill: str, art_tol: float = ART_AT_TARGET_TOL) -> None:
+        self.rule = GRIP_RULES.get(skill)
+        self.art_tol = art_tol
+        self.reset()
+
+    def reset(self) -> None:
+        self.was_holding = False
+        self.released = False
+
+    def mask(self, action: np.ndarray, grip_index: int | None, sim, target) -> np.ndarray:
+        """`action` with the grip overridden by the rule, given the sim's state now."""
+        if grip_index is None or self.rule is None:
+            return np.array(action, dtype=np.float32, copy=True)
+        near = True
+        if self.rule == GRIP_HOLD_HANDLE_UNTIL_TARGET:
+            holding = held_handle(sim) == target.articulation
+            err = abs(float(sim.articulation_pos(target.articulation)) - float(target.art_target))
+            self.released |= err < self.art_tol
+        else:
+            holding = sim.held_object() is not None
+            self.released |= self.was_holding and not holding
+            if self.rule == GRIP_KEEP_ON_UNTIL_GOAL:
+                near = object_near_goal(sim, target.obj_index, target.goal_pos)
+        self.was_holding = holding
+        return mask_grip(action, grip_index, self.rule, holding, self.released, near)

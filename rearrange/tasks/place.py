@@ -12,7 +12,6 @@ import numpy as np
 
 from .actions import DecodedAction
 from .base import SkillEnv, StepResult
-from .grip_rules import object_near_goal
 from .rewards import DistanceDelta, constraint_term, ee_to_rest, force_term, slack_term
 
 PLACE_TERMS = ("dist", "place", "drop", "wrong_pick", "constraint", "force", "slack")
@@ -25,12 +24,6 @@ class PlaceEnv(SkillEnv):
 
     def _tracked_dist(self, holding: bool) -> float:
         return self._obj_to_goal() if holding else ee_to_rest(self.sim)
-
-    def _has_released(self) -> bool:
-        return self._released
-
-    def _near_goal(self) -> bool:
-        return object_near_goal(self.sim, self.target.obj_index, self.target.goal_pos)
 
     def _reset_task(self) -> None:
         self._was_holding = self.sim.held_object() == self.target.obj_index

@@ -17,6 +17,7 @@ from rearrange.sim.episode_types import Episode
 from rearrange.sim.geometry import wrap_angle
 
 from .config import TaskConfig, Thresholds
+from .grip_rules import held_handle
 
 DEPTH_MAX = 10.0  # metres; the sim clips depth to [0, 10]
 
@@ -130,13 +131,6 @@ def is_holding(sim, target: SkillTarget) -> bool:
     if sim.held_object() is not None:
         return True
     return target.articulation is not None and held_handle(sim) == target.articulation
-
-
-def held_handle(sim) -> str | None:
-    """Name of the articulation whose handle the suction holds, if the sim reports it
-    (RearrangeSim.held_articulation, an extension of the contract)."""
-    fn = getattr(sim, "held_articulation", None)
-    return fn() if fn is not None else None
 
 
 def _rel(sim, p_world: np.ndarray, ee_base: np.ndarray) -> np.ndarray:
