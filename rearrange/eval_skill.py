@@ -60,8 +60,9 @@ class SkillEvalResult:
 
 
 TABLE_HEADER = (
-    "| skill | checkpoint | episodes | success | mean steps (succ.) | mean return | failures |\n"
-    "|---|---|---|---|---|---|---|"
+    "| skill | checkpoint | episodes | success | mean steps (succ.) | mean return "
+    "| collision steps / ep | failures |\n"
+    "|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -69,12 +70,13 @@ def table_row(r: SkillEvalResult) -> str:
     ok = [e for e in r.results if e.success]
     steps = f"{sum(e.steps for e in ok) / len(ok):.0f}" if ok else "-"
     ret = sum(e.ret for e in r.results) / max(len(r.results), 1)
+    coll = sum(e.collisions for e in r.results) / max(len(r.results), 1)
     causes = collections.Counter(e.cause for e in r.results if not e.success)
     fails = ", ".join(f"{k} {v}" for k, v in sorted(causes.items())) or "-"
     name = r.skill + (" (base)" if r.base_movement else "")
     return (
         f"| {name} | {r.checkpoint} | {len(r.results)} | {r.success_rate:.0%} | {steps} | "
-        f"{ret:.2f} | {fails} |"
+        f"{ret:.2f} | {coll:.1f} | {fails} |"
     )
 
 

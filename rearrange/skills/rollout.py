@@ -21,6 +21,7 @@ class EpisodeResult:
     end: str  # "success" | "terminated" | "truncated" | "skill_done"
     cause: str = ""  # why a failed episode ended: timeout, drop, wrong_pick, stop, ...
     ret: float = 0.0  # undiscounted return
+    collisions: int = 0  # steps with a robot collision (blocked base or contact force)
 
 
 def failure_cause(end: str, info: dict) -> str:
@@ -68,4 +69,5 @@ def run_skill_episode(
         end,
         failure_cause(end, info),
         ret,
+        int(getattr(sim, "collision_count", 0)),
     )

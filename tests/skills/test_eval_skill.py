@@ -52,3 +52,16 @@ def test_checkpoint_trained_without_base_movement_is_refused(tmp_path, capsys):
     train_ckpt(tmp_path / "pick.pt")
     assert main(["pick", "--base-movement", "--checkpoints", str(tmp_path / "pick.pt")]) == 2
     assert "trained without base movement" in capsys.readouterr().err
+
+
+def test_table_row_means_and_collision_steps():
+    from rearrange.eval_skill import SkillEvalResult, table_row
+    from rearrange.skills.rollout import EpisodeResult
+
+    r = SkillEvalResult("nav", "learned", False, "nav.pt", "val", 0)
+    r.results = [
+        EpisodeResult("a", True, 100, "success", "", 9.0, collisions=3),
+        EpisodeResult("b", True, 200, "success", "", 7.0, collisions=0),
+        EpisodeResult("c", False, 400, "truncated", "timeout", -1.0, collisions=9),
+    ]
+    assert table_row(r) == "| nav | nav.pt | 3 | 67% | 150 | 5.00 | 4.0 | timeout 1 |"
