@@ -27,15 +27,10 @@ from rearrange.eval.report import EpisodeRecord
 from rearrange.planner import PlanStep, plan_stages
 from rearrange.skills import Skill, default_layout, from_task_target, step_limit_for
 from rearrange.skills.base import NAV_STEP_LIMIT_HAB
-from rearrange.skills.masking import (
-    GRIP_RULES,
-    STOP_MASK_DIST,
-    mask_grip,
-    mask_nav_stop,
-    object_near_goal,
-)
+from rearrange.skills.masking import STOP_MASK_DIST, mask_nav_stop
 from rearrange.skills.stand_pose import best_ready_pose, scene_now
 from rearrange.tasks import HabEnv
+from rearrange.tasks.grip_rules import GripTracker
 
 # m: extra distance out of the furniture beyond NavMap.approach_point (one grid cell).
 STAND_MARGIN = 0.05
@@ -63,7 +58,8 @@ class ExecutorConfig:
     """Ignore nav stop while the nav goal sensor reads more than `stop_mask_dist`."""
     stop_mask_dist: float = STOP_MASK_DIST
     mask_grip: bool = True
-    """Pick keeps the grip on once holding; place keeps it off once released."""
+    """Apply each skill's grip rule (tasks/grip_rules.py: pick keeps holding, place releases
+    only at the goal, open/close hold the handle until the joint reaches its target)."""
     step_limits: dict[str, int] = field(default_factory=lambda: dict(HAB_STEP_LIMITS))
     """Per-skill step limits overriding the skill's own (see HAB_STEP_LIMITS)."""
     frame_every: int = 2
@@ -122,10 +118,14 @@ class TPSRLExecutor:
         progress = EpisodeProgress(plan=plan, num_stages=len(plan_stages(plan)))
         self._progress, self._sink = progress, frame_sink
         failed_skill, reason = "", ""
+        skill_runs: list[dict] = []
         for i, step in enumerate(plan):
             progress.step_index = i
             run = self._run_step(step)
             ok, why = self.postcondition(step)
+            skill_runs.append(
+                {"skill": step.skill, "ok": ok, "steps": run.steps, "ended_by": run.ended_by}
+            )
             if not ok:
                 failed_skill = str(step)
                 reason = why
@@ -149,6 +149,7 @@ class TPSRLExecutor:
             failed_skill=failed_skill,
             failure_reason=reason,
             video_frames=progress.frames,
+            skill_runs=skill_runs,
         )
 
     def _max_steps(self) -> int:
@@ -166,7 +167,7 @@ class TPSRLExecutor:
         limit = self.config.step_limits.get(step.skill) or int(
             getattr(skill, "step_limit", None) or step_limit_for(step.skill)
         )
-        masks = _GripState()
+        masks = GripTracker(step.skill)
         run = StepRun()
         obs = env.observe(step.skill, task_target)
         while True:
@@ -193,21 +194,16 @@ class TPSRLExecutor:
                 return run
 
     def _mask(
-        self, skill_name, action, layout, obs, grip_state: _GripState, target=None
+        self, skill_name, action, layout, obs, grip: GripTracker, target=None
     ) -> np.ndarray:
+        """The deployment masks, decided by the same functions the skill envs train with
+        (tasks/stop_rule.py, tasks/grip_rules.py), for learned and scripted skills alike."""
         cfg = self.config
         if layout.stop is not None and cfg.mask_nav_stop:
             dist = float(np.asarray(obs["goal_polar"]).reshape(-1)[0])
             action = mask_nav_stop(action, layout.stop, dist, cfg.stop_mask_dist)
         if cfg.mask_grip and layout.grip is not None:
-            holding = self.env.sim.held_object() is not None
-            grip_state.update(holding)
-            near = True
-            if skill_name == "place" and target is not None:
-                near = object_near_goal(self.env.sim, target.obj_index, target.goal_pos)
-            action = mask_grip(
-                action, layout.grip, GRIP_RULES.get(skill_name), holding, grip_state.released, near
-            )
+            action = grip.mask(action, layout.grip, self.env.sim, target)
         return action
 
     def _maybe_record(self) -> None:
@@ -261,18 +257,6 @@ class TPSRLExecutor:
             return True, ""
         state = "opened" if want_open else "closed"
         return False, f"{name} not {state} (joint {sim.articulation_pos(name):.3f})"
-
-
-class _GripState:
-    """Tracks whether the running skill has let go of an object (place's grip rule)."""
-
-    def __init__(self) -> None:
-        self.was_holding = False
-        self.released = False
-
-    def update(self, holding: bool) -> None:
-        self.released |= self.was_holding and not holding
-        self.was_holding = holding
 
 
 # --- where navigation goes ---------------------------------------------------------------

@@ -26,6 +26,9 @@ class EpisodeRecord:
     failure_reason: str = ""
     video_frames: int = 0  # frames recorded for this episode's video (0: no video)
     video: str = ""  # path of the episode's mp4, "" when not recorded
+    # One entry per plan step run: {"skill", "ok" (its postcondition held), "steps",
+    # "ended_by"}; e.g. the success of the nav legs.
+    skill_runs: list[dict] = field(default_factory=list)
 
 
 @dataclass

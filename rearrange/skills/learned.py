@@ -171,6 +171,8 @@ def _policy_from(ckpt: Any, obs_space: Any, act_space: Any) -> Any:
                 if k in known
             }
         )
+    if model_cfg.policy == "pql_actor":
+        import rearrange.pql.policy  # noqa: F401  (registers the PQL trainer's policy)
     policy = build_policy(obs_space, act_space, model_cfg)
     policy.load_state_dict(_field(ckpt, "policy"))
     return policy
@@ -221,8 +223,6 @@ class LearnedSkill:
         self._not_done = torch.zeros(1, dtype=torch.bool, device=self.device)
         self.steps = 0
         self.stop_called = False
-        self.was_holding = False
-        self.has_released = False
 
     def reset(self, target: SkillTarget, sim_or_env_state: Any = None) -> None:
         self.target = target
@@ -258,16 +258,9 @@ class LearnedSkill:
         return self._apply_masks(a, obs, sim)
 
     def _apply_masks(self, a: np.ndarray, obs: dict, sim: Any) -> np.ndarray:
-        holding = sim.held_object() is not None if sim is not None else False
-        self.has_released |= self.was_holding and not holding
-        self.was_holding = holding
-        t = self.target
-        near = (
-            masking.object_near_goal(sim, t.obj_index, t.goal_pos) if self.name == "place" else True
-        )
-        a = masking.mask_grip(
-            a, self.layout.grip, masking.GRIP_RULES.get(self.name), holding, self.has_released, near
-        )
+        """Nav's stop-mask, so `is_done` only sees a stop the executor would accept. Grip
+        rules are not applied here: whoever steps the world applies them, once (the skill
+        env in training and eval_skill, the HRL executor in HAB; tasks/grip_rules.py)."""
         if self.layout.stop is not None:
             if self.mask_stop and NAV_GOAL_KEY in obs:
                 a = masking.mask_nav_stop(a, self.layout.stop, masking.nav_goal_distance(obs))
