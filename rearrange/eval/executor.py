@@ -193,9 +193,7 @@ class TPSRLExecutor:
                 run.ended_by = "step_limit"
                 return run
 
-    def _mask(
-        self, skill_name, action, layout, obs, grip: GripTracker, target=None
-    ) -> np.ndarray:
+    def _mask(self, skill_name, action, layout, obs, grip: GripTracker, target=None) -> np.ndarray:
         """The deployment masks, decided by the same functions the skill envs train with
         (tasks/stop_rule.py, tasks/grip_rules.py), for learned and scripted skills alike."""
         cfg = self.config

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from rearrange.skills import masking
 from rearrange.skills.base import (
     SkillError,
     SkillTarget,
@@ -186,7 +185,6 @@ class LearnedSkill:
         checkpoint_path: str | Path,
         device: str = "cpu",
         skill_name: str | None = None,
-        mask_stop: bool = True,
         deterministic: bool = True,
     ) -> None:
         path = Path(checkpoint_path)
@@ -196,7 +194,6 @@ class LearnedSkill:
         self.name = check_skill_name(skill_name or _skill_from_path(path))
         self.task = self.name
         self.device = device
-        self.mask_stop = mask_stop
         self.deterministic = deterministic
         self.policy, self.observation_space, self.action_space = build_policy_from_checkpoint(
             path, self.name, device
@@ -222,7 +219,6 @@ class LearnedSkill:
         self._prev_action = torch.zeros(1, self.layout.size, device=self.device)
         self._not_done = torch.zeros(1, dtype=torch.bool, device=self.device)
         self.steps = 0
-        self.stop_called = False
 
     def reset(self, target: SkillTarget, sim_or_env_state: Any = None) -> None:
         self.target = target
@@ -255,20 +251,13 @@ class LearnedSkill:
         self._not_done = torch.ones(1, dtype=torch.bool, device=self.device)
         a = np.clip(action[0].cpu().numpy().astype(np.float32), -1.0, 1.0)
         self.steps += 1
-        return self._apply_masks(a, obs, sim)
-
-    def _apply_masks(self, a: np.ndarray, obs: dict, sim: Any) -> np.ndarray:
-        """Nav's stop-mask, so `is_done` only sees a stop the executor would accept. Grip
-        rules are not applied here: whoever steps the world applies them, once (the skill
-        env in training and eval_skill, the HRL executor in HAB; tasks/grip_rules.py)."""
-        if self.layout.stop is not None:
-            if self.mask_stop and NAV_GOAL_KEY in obs:
-                a = masking.mask_nav_stop(a, self.layout.stop, masking.nav_goal_distance(obs))
-            self.stop_called = bool(a[self.layout.stop] > 0)
+        # The policy's action as it is: whoever steps the world applies the deployment
+        # masks, once (the skill env in training and eval_skill, the HRL executor in HAB:
+        # tasks/stop_rule.py, tasks/grip_rules.py), and ends nav on a stop it accepts.
         return a
 
     def is_done(self, obs: dict, sim: Any) -> bool:
-        if self.steps >= self.step_limit or self.stop_called:
+        if self.steps >= self.step_limit:
             return True
         return sim is not None and postcondition_met(self.name, self.target, sim)
 
