@@ -17,6 +17,7 @@ from hydra.errors import MissingConfigException
 from omegaconf import OmegaConf
 
 from rearrange.models.config import ModelConfig
+from rearrange.pql.config import ALGOS, PQLConfig
 from rearrange.sim.config import SimConfig
 from rearrange.sim.episode_types import SKILL_TASKS
 from rearrange.tasks.config import TaskConfig, default_task_config
@@ -64,6 +65,9 @@ class TrainConfig:
 
     skill: str = "synthetic"
     """Skill to train (see SKILLS); 'synthetic' is the 1-D reach test env."""
+    algo: str = "ver"
+    """Trainer: 'ver' (VER-PPO) or 'pql' (Parallel Q-Learning, state observations; set by
+    `--algo pql`, i.e. the `+algo=pql` config group)."""
     base_movement: bool = False
     """Manipulation skills also control the base (copied into task.base_movement)."""
     total_steps: int | None = None
@@ -78,6 +82,7 @@ class TrainConfig:
     """An env that returns no step for this long is reported as stuck."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
     ver: VERConfig = field(default_factory=VERConfig)
+    pql: PQLConfig = field(default_factory=PQLConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     task: TaskConfig = field(default_factory=TaskConfig)
     sim: SimConfig = field(default_factory=SimConfig)
@@ -128,8 +133,11 @@ def compose_train_config(skill: str, overrides: list[str] | None = None) -> Trai
         obj = OmegaConf.to_object(cfg)
     except Exception as exc:  # dataclass validation (ValueError) wrapped by OmegaConf
         raise ConfigError(f"invalid config: {_one_line(exc)}") from None
+    if obj.algo not in ALGOS:
+        raise ConfigError(f"algo={obj.algo!r}: use one of {', '.join(ALGOS)} (--algo pql)")
     if obj.total_steps is not None:
         obj.ver.total_steps = int(obj.total_steps)
+        obj.pql.total_steps = int(obj.total_steps)
     obj.base_movement = obj.task.base_movement
     obj.task.sim_overrides = {**_changed_fields(obj.sim, SimConfig()), **obj.task.sim_overrides}
     return obj

@@ -1,7 +1,7 @@
-"""CLI: train one skill with VER.
+"""CLI: train one skill with VER (or PQL: `--algo pql`, rearrange/pql/).
 
     python -m rearrange.train_skill SKILL [--base-movement] [--profile paper|cpu]
-        [--system ver|nover|ddppo]
+        [--algo ver|pql] [--system ver|nover|ddppo]
         [--serial] [--resume] [--run-name NAME] [hydra overrides, e.g. ppo.lr=1e-4 ver.num_envs=4]
     torchrun --nproc-per-node 2 -m rearrange.train_skill synthetic ...
 
@@ -38,6 +38,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="paper: 128x128 depth + ResNet18 (needs a GPU); cpu: state observations (nav: + a "
         "64-ray obstacle range scan), small LSTM",
     )
+    parser.add_argument(
+        "--algo",
+        choices=("ver", "pql"),
+        default="ver",
+        help="ver: VER-PPO (default); pql: Parallel Q-Learning on state observations "
+        "(skill_configs/algo/pql.yaml)",
+    )
     parser.add_argument("--system", choices=("ver", "nover", "ddppo"), help="collection system")
     parser.add_argument("--serial", action="store_true", help="everything in one process")
     parser.add_argument("--resume", action="store_true", help="continue the latest run")
@@ -54,8 +61,10 @@ def cli_overrides(args: argparse.Namespace) -> list[str]:
         extra.append(f"profile={args.profile}")
     if args.system:
         extra.append(f"ver.system={args.system}")
+    if args.algo == "pql":
+        extra.append("+algo=pql")
     if args.serial:
-        extra.append("ver.serial=true")
+        extra.append("pql.serial=true" if args.algo == "pql" else "ver.serial=true")
     if args.run_name:
         extra.append(f"run_name={args.run_name}")
     return [*extra, *args.overrides]
@@ -146,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     if hint and int(os.environ.get("RANK", "0")) == 0:
         print(hint, file=sys.stderr)
     torch.set_num_threads(cfg.torch_threads)
+    if cfg.algo == "pql":
+        from rearrange.pql.cli import run_pql
+
+        return run_pql(cfg, run_dir)
     if int(os.environ.get("RANK", "0")) == 0:
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "config.yaml").write_text(config_to_yaml(cfg))

@@ -1,0 +1,199 @@
+"""PQL vs VER-PPO in wall-clock time on the same skills, observations, machine and budget.
+
+    MUJOCO_GL=egl python -m benchmarks.pql_vs_ppo --skills pick open_cab --seeds 0 1 --minutes 45
+    MUJOCO_GL=egl python -m benchmarks.pql_vs_ppo --eval-only      # re-evaluate existing runs
+
+For every (skill, algo, seed): train with `python -m rearrange.train_skill SKILL --profile cpu`
+(`--algo pql` for PQL; both on the CPU profile's state observations) for `--minutes` of wall
+time (then SIGINT: both trainers checkpoint and exit), keeping a snapshot every
+`--snapshot-steps` environment steps; then evaluate every snapshot on `--episodes` val
+episodes with `eval_skill` (training-window success misleads, DESIGN §7). A snapshot's time
+is the training wall time stored in it (start-up included).
+
+Writes, under --out (default benchmarks/results/pql_vs_ppo): evals.csv (one row per
+snapshot), curves.png (val success against wall-clock minutes, one panel per skill) and
+table.md: minutes and env steps to reach 50 / 70 / 90 % val success per run (the first
+snapshot at or above the threshold; '-' = not reached), for benchmarks/RESULTS.md.
+Runs go sequentially (the machine has 2 cores): 2 skills × 2 algos × 2 seeds × 45 min ≈ 6 h
+plus evaluation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ALGOS = ("pql", "ver")
+THRESHOLDS = (0.5, 0.7, 0.9)
+
+
+@dataclass
+class SnapshotEval:
+    skill: str
+    algo: str
+    seed: int
+    checkpoint: str
+    steps: int
+    minutes: float
+    val_success: float
+
+
+def run_name(algo: str, seed: int) -> str:
+    return f"bench_{algo}_s{seed}"
+
+
+def train_command(skill: str, algo: str, seed: int, runs_root: Path, snapshot_steps: int):
+    cmd = [sys.executable, "-m", "rearrange.train_skill", skill, "--profile", "cpu"]
+    cmd += ["--run-name", run_name(algo, seed), f"runs_root={runs_root}"]
+    if algo == "pql":
+        cmd += ["--algo", "pql", f"pql.seed={seed}", f"pql.checkpoint_interval={snapshot_steps}"]
+        cmd += ["pql.keep_checkpoints=100000", "total_steps=1000000000"]
+    else:  # the CPU profile's own total_steps: its cosine lr anneals over ~50 min
+        updates = max(1, snapshot_steps // (8 * 128))  # ver=cpu: 8 envs x T=128 per update
+        cmd += [f"ver.seed={seed}", f"ver.checkpoint_interval={updates}"]
+        cmd += ["ver.keep_checkpoints=100000"]
+    return cmd
+
+
+def train(cmd: list[str], minutes: float, log_path: Path) -> int:
+    """Run one training command for `minutes`, then SIGINT it (it checkpoints and exits)."""
+    env = {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "egl")}
+    print(" ".join(cmd), flush=True)
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            proc.wait(timeout=minutes * 60)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=300)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    return proc.wait()
+
+
+def evaluate_run(skill, algo, seed, run_dir: Path, episodes: int, eval_seed: int):
+    from rearrange.eval_skill import evaluate_skill, parse_args
+    from rearrange.ver_backend.checkpoint import load_checkpoint
+
+    out = []
+    for ckpt in sorted((run_dir / "checkpoints").glob("ckpt_*.pt")):
+        state = load_checkpoint(ckpt)
+        argv = [skill, "--checkpoints", str(ckpt), "--episodes", str(episodes)]
+        result = evaluate_skill(parse_args([*argv, "--seed", str(eval_seed)]))
+        row = SnapshotEval(
+            skill, algo, seed, ckpt.name, int(state["num_steps"]),
+            float(state.get("wall_time_s", 0.0)) / 60, result.success_rate,
+        )  # fmt: skip
+        print(f"{skill} {algo} s{seed} {ckpt.name}: {row.val_success:.0%} "
+              f"at {row.minutes:.1f} min", flush=True)  # fmt: skip
+        out.append(row)
+    return out
+
+
+def first_reaching(rows: list[SnapshotEval], threshold: float) -> SnapshotEval | None:
+    for row in sorted(rows, key=lambda r: r.minutes):
+        if row.val_success >= threshold:
+            return row
+    return None
+
+
+def table(evals: list[SnapshotEval]) -> str:
+    head = "| skill | algo | seed | " + " | ".join(
+        f"{int(t * 100)}%: min / steps" for t in THRESHOLDS
+    )
+    lines = [head + " | best val |", "|" + "---|" * (4 + len(THRESHOLDS))]
+    runs = sorted({(e.skill, e.algo, e.seed) for e in evals})
+    for skill, algo, seed in runs:
+        rows = [e for e in evals if (e.skill, e.algo, e.seed) == (skill, algo, seed)]
+        cells = []
+        for t in THRESHOLDS:
+            hit = first_reaching(rows, t)
+            cells.append(f"{hit.minutes:.1f} / {hit.steps:,}" if hit else "-")
+        best = max(r.val_success for r in rows)
+        lines.append(f"| {skill} | {algo} | {seed} | " + " | ".join(cells) + f" | {best:.0%} |")
+    return "\n".join(lines)
+
+
+def plot(evals: list[SnapshotEval], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    skills = sorted({e.skill for e in evals})
+    fig, axes = plt.subplots(1, len(skills), figsize=(6 * len(skills), 4), squeeze=False)
+    colors = {"pql": "tab:red", "ver": "tab:blue"}
+    for ax, skill in zip(axes[0], skills):
+        for algo, seed in sorted({(e.algo, e.seed) for e in evals if e.skill == skill}):
+            rows = sorted(
+                (e for e in evals if (e.skill, e.algo, e.seed) == (skill, algo, seed)),
+                key=lambda e: e.minutes,
+            )
+            ax.plot([r.minutes for r in rows], [r.val_success for r in rows],
+                    color=colors.get(algo), linestyle=("-", "--", ":")[seed % 3],
+                    marker="o", markersize=3, label=f"{algo} seed {seed}")  # fmt: skip
+        for t in THRESHOLDS:
+            ax.axhline(t, color="grey", linewidth=0.5)
+        ax.set(title=f"{skill} (val success)", xlabel="wall-clock minutes", ylim=(0, 1))
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def write_csv(evals: list[SnapshotEval], path: Path) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["skill", "algo", "seed", "checkpoint", "steps", "minutes", "val_success"])
+        for e in evals:
+            w.writerow([e.skill, e.algo, e.seed, e.checkpoint, e.steps, f"{e.minutes:.2f}",
+                        f"{e.val_success:.3f}"])  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--skills", nargs="+", default=["pick", "open_cab"])
+    p.add_argument("--algos", nargs="+", default=list(ALGOS), choices=ALGOS)
+    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
+    p.add_argument("--minutes", type=float, default=45.0, help="training wall time per run")
+    p.add_argument("--snapshot-steps", type=int, default=100_000)
+    p.add_argument("--episodes", type=int, default=50, help="val episodes per snapshot")
+    p.add_argument("--eval-seed", type=int, default=1)
+    p.add_argument("--runs-root", default="runs/bench_pql_vs_ppo")
+    p.add_argument("--out", default="benchmarks/results/pql_vs_ppo")
+    p.add_argument("--eval-only", action="store_true", help="skip training, evaluate runs")
+    args = p.parse_args(argv)
+    runs_root, out = REPO / args.runs_root, REPO / args.out
+    out.mkdir(parents=True, exist_ok=True)
+    evals: list[SnapshotEval] = []
+    for skill in args.skills:
+        for algo in args.algos:
+            for seed in args.seeds:
+                run_dir = runs_root / skill / run_name(algo, seed)
+                if not args.eval_only:
+                    cmd = train_command(skill, algo, seed, runs_root, args.snapshot_steps)
+                    started = time.time()
+                    rc = train(cmd, args.minutes, out / f"train_{skill}_{algo}_s{seed}.log")
+                    print(f"trained in {(time.time() - started) / 60:.1f} min (rc {rc})")
+                if not (run_dir / "checkpoints").is_dir():
+                    print(f"error: no checkpoints under {run_dir}: train first", file=sys.stderr)
+                    return 1
+                evals += evaluate_run(skill, algo, seed, run_dir, args.episodes, args.eval_seed)
+    write_csv(evals, out / "evals.csv")
+    plot(evals, out / "curves.png")
+    text = table(evals)
+    (out / "table.md").write_text(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

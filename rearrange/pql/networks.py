@@ -1,0 +1,134 @@
+"""PQL networks over flat state vectors: observation normaliser, tanh actor, double-Q critics.
+
+The critics take [normalised obs, action]; with `num_atoms > 1` each outputs logits over a
+fixed value support (PQL-D) and `values` turns them into expected values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+
+def mlp(in_dim: int, hidden: list[int], out_dim: int) -> nn.Sequential:
+    """Linear layers with ELU between them (the PQL reference's state MLP)."""
+    sizes = [in_dim, *hidden, out_dim]
+    layers: list[nn.Module] = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        layers.append(nn.Linear(a, b))
+        if i < len(sizes) - 2:
+            layers.append(nn.ELU())
+    return nn.Sequential(*layers)
+
+
+class ObsNormalizer(nn.Module):
+    """(x - mean) / std, clipped to ±`clip`; the statistics are set from outside.
+
+    Buffers, not parameters: they travel in the policy's state dict (a checkpoint deploys
+    with the statistics it was trained with) but not in the parameter sync. Without
+    statistics (count 0, e.g. `obs_norm=false`) it is the identity."""
+
+    def __init__(self, dim: int, clip: float = 5.0):
+        super().__init__()
+        self.clip = clip
+        self.register_buffer("mean", torch.zeros(dim))
+        self.register_buffer("var", torch.ones(dim))
+        self.register_buffer("count", torch.zeros((), dtype=torch.int64))
+
+    def forward(self, x: Tensor) -> Tensor:
+        if int(self.count) == 0:
+            return x
+        std = torch.sqrt(self.var.float() + 1e-8)
+        return ((x - self.mean.float()) / std).clamp(-self.clip, self.clip)
+
+    def set_stats(self, stats: np.ndarray) -> None:
+        """Load [mean (D), var (D), count] as written by `RunningMeanStd.packed`."""
+        dim = self.mean.numel()
+        self.mean.copy_(torch.as_tensor(stats[:dim]))
+        self.var.copy_(torch.as_tensor(stats[dim : 2 * dim]))
+        self.count.fill_(int(stats[2 * dim]))
+
+
+class RunningMeanStd:
+    """Streaming mean/variance over batches (Chan et al.'s parallel update), float64."""
+
+    def __init__(self, dim: int):
+        self.mean = np.zeros(dim)
+        self.var = np.ones(dim)
+        self.count = 0
+
+    def update(self, batch: np.ndarray) -> None:
+        n = batch.shape[0]
+        if n == 0:
+            return
+        b_mean, b_var = batch.mean(axis=0), batch.var(axis=0)
+        total = self.count + n
+        delta = b_mean - self.mean
+        m2 = self.var * self.count + b_var * n + delta**2 * self.count * n / total
+        self.mean = self.mean + delta * n / total
+        self.var = m2 / total
+        self.count = total
+
+    def packed(self) -> np.ndarray:
+        return np.concatenate([self.mean, self.var, [float(self.count)]])
+
+    def load_packed(self, stats: np.ndarray) -> None:
+        dim = self.mean.shape[0]
+        self.mean, self.var = stats[:dim].copy(), stats[dim : 2 * dim].copy()
+        self.count = int(stats[2 * dim])
+
+
+class DeterministicActor(nn.Module):
+    """π(s) = tanh(MLP(s)): one deterministic action in [-1, 1]^A per (normalised) state."""
+
+    def __init__(self, obs_dim: int, act_dim: int, hidden: list[int]):
+        super().__init__()
+        self.net = mlp(obs_dim, list(hidden), act_dim)
+
+    def forward(self, obs: Tensor) -> Tensor:
+        return torch.tanh(self.net(obs))
+
+
+class DoubleQCritic(nn.Module):
+    """Two independent Q networks over [obs, action] (clipped double-Q learning).
+
+    `num_atoms == 1`: scalar Q values; otherwise logits over `support` (PQL-D)."""
+
+    def __init__(
+        self,
+        obs_dim: int,
+        act_dim: int,
+        hidden: list[int],
+        num_atoms: int = 1,
+        v_min: float = -10.0,
+        v_max: float = 10.0,
+    ):
+        super().__init__()
+        self.num_atoms = num_atoms
+        self.q1 = mlp(obs_dim + act_dim, list(hidden), num_atoms)
+        self.q2 = mlp(obs_dim + act_dim, list(hidden), num_atoms)
+        self.register_buffer("support", torch.linspace(v_min, v_max, max(num_atoms, 2)))
+
+    @property
+    def distributional(self) -> bool:
+        return self.num_atoms > 1
+
+    def forward(self, obs: Tensor, action: Tensor) -> tuple[Tensor, Tensor]:
+        """(out1, out2): [B] Q values, or [B, K] logits when distributional."""
+        x = torch.cat([obs, action], dim=1)
+        out1, out2 = self.q1(x), self.q2(x)
+        if not self.distributional:
+            return out1.squeeze(-1), out2.squeeze(-1)
+        return out1, out2
+
+    def values(self, out: Tensor) -> Tensor:
+        """Expected value [B] of one head's output."""
+        if not self.distributional:
+            return out
+        return (torch.softmax(out, dim=-1) * self.support).sum(-1)
+
+    def min_q(self, obs: Tensor, action: Tensor) -> Tensor:
+        """min(Q1, Q2)(s, a) as expected values [B] (the P-learner's objective)."""
+        out1, out2 = self(obs, action)
+        return torch.minimum(self.values(out1), self.values(out2))

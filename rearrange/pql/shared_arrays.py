@@ -1,0 +1,78 @@
+"""Named numpy arrays in `multiprocessing.shared_memory` blocks, attachable by spec.
+
+The PQL replay buffer, the speed-ratio counters and the parameter slots live in these: the
+Actor and the two learners map the same memory, so nothing array-sized is pickled between
+processes. `shared=False` gives plain arrays with the same interface (serial mode, tests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from multiprocessing import shared_memory
+
+import numpy as np
+
+from rearrange.ver_backend.shared_memory import ArraySpec
+
+Layout = dict[str, tuple[tuple[int, ...], np.dtype]]
+
+
+def _open_block(name: str) -> shared_memory.SharedMemory:
+    # The creating process owns (and unlinks) the block; attaching must not register it with
+    # a resource tracker that would unlink it when the attaching process exits (Python 3.13+).
+    try:
+        return shared_memory.SharedMemory(name=name, track=False)
+    except TypeError:
+        return shared_memory.SharedMemory(name=name)
+
+
+@dataclass
+class SharedArrays:
+    """Arrays by name; `specs` (picklable) lets another process attach them."""
+
+    arrays: dict[str, np.ndarray]
+    specs: dict[str, ArraySpec] = field(default_factory=dict)
+    _blocks: list[shared_memory.SharedMemory] = field(default_factory=list, repr=False)
+    _owner: bool = False
+
+    @classmethod
+    def create(cls, layout: Layout, shared: bool = True) -> SharedArrays:
+        """Zeroed arrays (in shared memory unless `shared=False`)."""
+        arrays, specs, blocks = {}, {}, []
+        for key, (shape, dtype) in layout.items():
+            dtype = np.dtype(dtype)
+            if not shared:
+                arrays[key] = np.zeros(shape, dtype)
+                continue
+            nbytes = max(1, int(np.prod(shape)) * dtype.itemsize)
+            block = shared_memory.SharedMemory(create=True, size=nbytes)
+            blocks.append(block)
+            arrays[key] = np.ndarray(shape, dtype, buffer=block.buf)
+            arrays[key][...] = 0
+            specs[key] = ArraySpec(block.name, tuple(shape), dtype.str)
+        return cls(arrays, specs, blocks, _owner=shared)
+
+    @classmethod
+    def attach(cls, specs: dict[str, ArraySpec]) -> SharedArrays:
+        """Map arrays created by `create` in another process."""
+        arrays, blocks = {}, []
+        for key, spec in specs.items():
+            block = _open_block(spec.name)
+            blocks.append(block)
+            arrays[key] = np.ndarray(spec.shape, np.dtype(spec.dtype), buffer=block.buf)
+        return cls(arrays, dict(specs), blocks, _owner=False)
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self.arrays[key]
+
+    def close(self) -> None:
+        """Detach (and, in the creating process, free) the blocks."""
+        self.arrays = {}
+        for block in self._blocks:
+            block.close()
+            if self._owner:
+                try:
+                    block.unlink()
+                except FileNotFoundError:
+                    pass
+        self._blocks = []

@@ -1,0 +1,421 @@
+"""The PQL training loop: the Actor in this process, the V- and P-learner in two others.
+
+    warm-up (random actions) → [Actor step | V-learner update | P-learner update] concurrently,
+    each waiting to hold β_a:v and β_p:v → log → checkpoint
+
+`serial=True` runs the three roles in this process, interleaved by the same ratio control
+(the role furthest behind goes next), through the same Actor and LearnerRunner code.
+
+Outputs are the VER trainer's: run_dir/tb/ scalars, a progress bar, one log line per
+interval, atomic checkpoints (checkpoints/latest.pt + optional ckpt_<steps>.pt snapshots)
+whose `policy` is the deployable `pql_actor` (a learned skill loads it), and resume from
+latest.pt. The replay buffer is not checkpointed: a resumed run warms up again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from rearrange.models.config import ModelConfig
+from rearrange.pql.actor import Actor
+from rearrange.pql.config import PQLConfig
+from rearrange.pql.control import Control, Stat
+from rearrange.pql.exploration import mixed_sigmas
+from rearrange.pql.learner_process import (
+    LearnerError,
+    LearnerProcesses,
+    LearnerRunner,
+    LearnerSetup,
+    Slots,
+    sigint_ignored,
+    spawn_context,
+)
+from rearrange.pql.networks import DoubleQCritic, RunningMeanStd
+from rearrange.pql.param_sync import VectorSlot, num_params
+from rearrange.pql.policy import PQLActorPolicy
+from rearrange.pql.ratio import Role
+from rearrange.pql.replay import ReplayBuffer
+from rearrange.ver_backend.checkpoint import (
+    CheckpointError,
+    find_latest,
+    load_checkpoint,
+    rng_state,
+    save_checkpoint,
+    set_rng_state,
+)
+from rearrange.ver_backend.env_worker import env_seeds, make_env_pool
+from rearrange.ver_backend.logging_utils import TrainLogger, episode_scalars, log
+from rearrange.ver_backend.trainer import TrainResult, keep_snapshot
+
+ALGO_KEY = "pql"  # marks a PQL checkpoint's learner state
+
+
+@dataclass
+class PQLSetup:
+    """Everything the PQL trainer needs besides its typed config."""
+
+    env_factory: Callable[[int], gym.Env]
+    model: ModelConfig  # the deployable actor's architecture (policy 'pql_actor')
+    run_dir: Path
+    checkpoint_dir: str = "checkpoints"
+    config_dict: dict[str, Any] = field(default_factory=dict)  # saved in checkpoints
+    resume: bool = True  # continue from run_dir's checkpoint if there is one
+    worker_timeout_s: float = 120.0
+    tensorboard: bool = True
+    progress: bool = True
+
+
+class _StopSignal:
+    """First SIGINT/SIGTERM: stop after this step and checkpoint. Second: interrupt."""
+
+    def __init__(self):
+        self.stop, self._saved = False, {}
+
+    def install(self) -> None:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._saved[sig] = signal.signal(sig, self._handle)
+
+    def _handle(self, signum, frame):
+        if self.stop:
+            raise KeyboardInterrupt
+        self.stop = True
+        log.warning("signal %d: stopping after this step (again to abort)", signum)
+
+    def restore(self) -> None:
+        for sig, handler in self._saved.items():
+            signal.signal(sig, handler)
+
+
+class PQLTrainer:
+    def __init__(self, cfg: PQLConfig, setup: PQLSetup):
+        self.cfg, self.setup = cfg, setup
+        self.ckpt_dir = setup.run_dir / setup.checkpoint_dir
+        self.num_steps = 0
+        self.base = {role: 0 for role in Role}  # units done before this session (resume)
+        self.wall_time_s = 0.0
+        self.last_checkpoint: Path | None = None
+        self.pool = self.replay = self.control = self.slots = self.learners = None
+        self.runners: dict[Role, LearnerRunner] = {}
+
+    # ------------------------------------------------------------------ setup
+    def _build(self) -> dict[str, Any] | None:
+        cfg, setup = self.cfg, self.setup
+        torch.manual_seed(cfg.seed)
+        seeds = env_seeds(cfg.seed, 0, cfg.num_envs)
+        # Env workers ignore SIGINT once running; started with it ignored, a Ctrl-C while they
+        # import reaches only this process, which then checkpoints and closes them.
+        with contextlib.nullcontext() if cfg.serial else sigint_ignored():
+            self.pool = make_env_pool(setup.env_factory, cfg.num_envs, seeds, cfg.serial)
+        self.obs_space, self.action_space = self.pool.observation_space, self.pool.action_space
+        self.policy = PQLActorPolicy(self.obs_space, self.action_space, setup.model)
+        obs_dim, act_dim = self.policy.obs_dim, self.policy.act_dim
+        shared = not cfg.serial
+        ctx = spawn_context() if shared else None
+        self.replay = ReplayBuffer.create(cfg.rows, cfg.num_envs, obs_dim, act_dim, shared)
+        self.control = Control.create(shared)
+        critic = DoubleQCritic(obs_dim, act_dim, cfg.critic_hidden, self._atoms())
+        self.slots = Slots(
+            VectorSlot.create(num_params(self.policy.actor), ctx=ctx, shared=shared),
+            VectorSlot.create(num_params(critic), ctx=ctx, shared=shared),
+            VectorSlot.create(2 * obs_dim + 1, np.float64, ctx=ctx, shared=shared),
+        )
+        self.obs_stats = RunningMeanStd(obs_dim) if cfg.obs_norm else None
+        state = self._load_state()
+        return state
+
+    def _atoms(self) -> int:
+        return self.cfg.num_atoms if self.cfg.distributional else 1
+
+    def _learner_setups(self, state: dict[str, Any] | None) -> list[LearnerSetup]:
+        cfg = self.cfg
+        hidden = list(self.setup.model.state_mlp_hidden)
+        device = cfg.resolved_device()
+        learner_state = state["learner"] if state else {}
+        return [
+            LearnerSetup(
+                role,
+                cfg,
+                self.policy.obs_dim,
+                self.policy.act_dim,
+                hidden,
+                device,
+                seed=cfg.seed * 10 + int(role),
+                init_state=learner_state.get(key),
+            )
+            for role, key in ((Role.V_LEARNER, "v_learner"), (Role.P_LEARNER, "p_learner"))
+        ]
+
+    def _start_learners(self, state: dict[str, Any] | None) -> None:
+        setups = self._learner_setups(state)
+        if self.cfg.serial:
+            for setup in setups:
+                self.runners[setup.role] = LearnerRunner(
+                    setup, self.replay, self.control, self.slots
+                )
+            return
+        self.learners = LearnerProcesses(
+            setups,
+            self.replay,
+            self.control,
+            self.slots,
+            spawn_context(),
+            self.cfg.learner_timeout_s,
+        )
+
+    # ------------------------------------------------------------------ checkpoints
+    def _load_state(self) -> dict[str, Any] | None:
+        path = find_latest(self.ckpt_dir) if self.setup.resume else None
+        if path is None:
+            return None
+        state = load_checkpoint(path)
+        learner = state.get("learner") or {}
+        if learner.get("algo") != ALGO_KEY:
+            raise CheckpointError(
+                f"checkpoint {path} was not written by the PQL trainer: resume it without "
+                "--algo pql, or start a new run (another --run-name)"
+            )
+        try:
+            self.policy.load_state_dict(state["policy"])
+        except RuntimeError as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise CheckpointError(
+                f"checkpoint {path} does not fit this run's networks ({first}): resume with "
+                "the settings it was trained with, or start a new run (another --run-name)"
+            ) from None
+        if self.obs_stats is not None and learner.get("obs_stats") is not None:
+            self.obs_stats.load_packed(np.asarray(learner["obs_stats"]))
+            self.slots.obs_stats.write(self.obs_stats.packed())
+        self.num_steps = int(state["num_steps"])
+        self.base = {role: int(learner["units"][role.name]) for role in Role}
+        self.wall_time_s = float(state.get("wall_time_s", 0.0))
+        set_rng_state(state["rng"])
+        self.last_checkpoint = path
+        log.info("resumed from %s at step %d", path, self.num_steps)
+        return state
+
+    def total_units(self, role: Role) -> int:
+        return self.base[role] + int(self.control.counters[role])
+
+    def _learner_states(self) -> dict[Role, dict[str, Any]]:
+        if self.cfg.serial:
+            return {role: runner.state_dict() for role, runner in self.runners.items()}
+        return self.learners.states()
+
+    def _state(self) -> dict[str, Any]:
+        learners = self._learner_states()
+        self.actor.sync_policy()
+        return {
+            "policy": self.policy.state_dict(),
+            "learner": {
+                "algo": ALGO_KEY,
+                "v_learner": learners[Role.V_LEARNER],
+                "p_learner": learners[Role.P_LEARNER],
+                "obs_stats": None if self.obs_stats is None else self.obs_stats.packed(),
+                "units": {role.name: self.total_units(role) for role in Role},
+            },
+            "num_steps": self.num_steps,
+            "num_updates": self.total_units(Role.V_LEARNER),
+            "wall_time_s": self.wall_time_s + (time.monotonic() - self._session_start),
+            "config": self.setup.config_dict,
+            "observation_space": self.obs_space,
+            "action_space": self.action_space,
+            "rng": rng_state(),
+        }
+
+    def save(self) -> None:
+        self.last_checkpoint = save_checkpoint(self.ckpt_dir / "latest.pt", self._state())
+        keep_snapshot(self.last_checkpoint, self.num_steps, self.cfg.keep_checkpoints)
+
+    # ------------------------------------------------------------------ loop
+    def train(self) -> TrainResult:
+        stop = _StopSignal()
+        stop.install()
+        logger = None
+        self._session_start = time.monotonic()
+        try:
+            state = self._build()
+            self._start_learners(state)
+            rng = np.random.default_rng([self.cfg.seed, self.num_steps])
+            sigmas = mixed_sigmas(self.cfg.num_envs, self.cfg.sigma_min, self.cfg.sigma_max)
+            self.actor = Actor(
+                self.pool,
+                self.policy,
+                self.replay,
+                sigmas,
+                rng,
+                self.obs_stats,
+                self.slots.policy,
+                self.slots.obs_stats,
+                self.setup.worker_timeout_s,
+            )
+            logger = TrainLogger(
+                self.setup.run_dir / "tb" if self.setup.tensorboard else None,
+                self.cfg.total_steps,
+                self.num_steps,
+                enabled=self.setup.progress,
+            )
+            self._warm_up(logger, fresh=state is None, stop=stop)
+            return self._loop(logger, stop)
+        finally:
+            stop.restore()
+            self._close(logger)
+
+    def _close(self, logger: TrainLogger | None) -> None:
+        if logger is not None:
+            logger.close()
+        if self.learners is not None:
+            self.learners.close()
+        if self.pool is not None:
+            self.pool.close()
+        for shared in (self.replay, self.control, self.slots):
+            if shared is not None:
+                shared.close()
+
+    def _warm_up(self, logger: TrainLogger, fresh: bool, stop: _StopSignal) -> None:
+        """Fill the replay with `warmup_steps` rows before the learners start."""
+        while self.replay.head < self.cfg.warmup_steps and not stop.stop:
+            self._record_step(logger, self.actor.step(random=fresh))
+            self._check_learners()
+
+    def _record_step(self, logger: TrainLogger, episodes: list[dict[str, Any]]) -> None:
+        self.num_steps += self.cfg.num_envs
+        logger.recent_episodes.extend(episodes)
+        if logger.bar is not None:
+            logger.bar.update(self.cfg.num_envs)
+
+    def _check_learners(self) -> None:
+        if self.learners is not None:
+            self.learners.check()
+
+    def _loop(self, logger: TrainLogger, stop: _StopSignal) -> TrainResult:
+        cfg = self.cfg
+        ratio = self.control.speed_ratio(
+            cfg.beta_a_v, cfg.beta_p_v, cfg.ratio_lead, cfg.ratio_control
+        )
+        meter = _RateMeter(self.control, self.num_steps)
+        next_log = _next_multiple(self.num_steps, cfg.log_interval)
+        next_ckpt = _next_multiple(self.num_steps, cfg.checkpoint_interval)
+        scalars: dict[str, float] = {}
+        learn_s = 0.0
+        while self.num_steps < cfg.total_steps and not stop.stop:
+            if cfg.serial:
+                role = ratio.next_in_serial()
+                if role is None:
+                    raise RuntimeError("serial PQL: no role may run (ratio_lead must be >= 1)")
+                if role != Role.ACTOR:
+                    t0 = time.perf_counter()
+                    self._serial_learner_step(role)
+                    learn_s += time.perf_counter() - t0
+                    continue
+            elif not ratio.wait_turn(Role.ACTOR, lambda: stop.stop, self._check_learners):
+                break
+            self._record_step(logger, self.actor.step())
+            self.control.counters[Role.ACTOR] += 1
+            self._check_learners()
+            if self.num_steps >= next_log or self.num_steps >= cfg.total_steps:
+                scalars = self._log(logger, meter)
+                next_log = _next_multiple(self.num_steps, cfg.log_interval)
+            if next_ckpt <= self.num_steps < cfg.total_steps:  # the end saves below
+                self.save()
+                next_ckpt = _next_multiple(self.num_steps, cfg.checkpoint_interval)
+        self.save()
+        return TrainResult(
+            self.num_steps,
+            self.total_units(Role.V_LEARNER),
+            meter.sps(self.num_steps),
+            self.actor.busy_s,
+            learn_s,
+            self.last_checkpoint,
+            scalars,
+        )
+
+    def _serial_learner_step(self, role: Role) -> None:
+        """A learner's unit in this process; its failures read like a learner process's."""
+        try:
+            self.runners[role].step()
+        except Exception as exc:
+            name = role.name.lower().replace("_", "-")
+            raise LearnerError(
+                f"{name} raised {type(exc).__name__}: {exc}", traceback.format_exc()
+            ) from exc
+
+    def _log(self, logger: TrainLogger, meter: _RateMeter) -> dict[str, float]:
+        scalars = meter.scalars(self.num_steps)
+        stats = self.control.stats
+        named = {
+            "learn/value_loss": Stat.CRITIC_LOSS,
+            "learn/q_mean": Stat.Q_MEAN,
+            "learn/target_mean": Stat.TARGET_MEAN,
+            "learn/actor_loss": Stat.ACTOR_LOSS,
+        }
+        scalars.update({k: float(stats[s]) for k, s in named.items() if np.isfinite(stats[s])})
+        scalars.update(episode_scalars(list(logger.recent_episodes)))
+        # The bar already advanced step by step: no steps to add here.
+        logger.update(self.num_steps, self.total_units(Role.V_LEARNER), scalars, 0)
+        if logger.enabled:
+            log.info(
+                "pql ratios a:v=%.3f p:v=%.3f (target %.3f, %.3f) waits a/v/p=%.2f/%.2f/%.2f "
+                "updates/s v=%.1f p=%.1f",
+                scalars.get("ratio/a_v", float("nan")),
+                scalars.get("ratio/p_v", float("nan")),
+                self.cfg.beta_a_v,
+                self.cfg.beta_p_v,
+                scalars["perf/wait_actor"],
+                scalars["perf/wait_v_learner"],
+                scalars["perf/wait_p_learner"],
+                scalars["perf/v_updates_per_s"],
+                scalars["perf/p_updates_per_s"],
+            )
+        return scalars
+
+
+def _next_multiple(steps: int, interval: int) -> int:
+    """The first multiple of `interval` after `steps` (snapshots land on round step counts)."""
+    return (steps // interval + 1) * interval
+
+
+class _RateMeter:
+    """Measured speeds, ratios and wait fractions between two log points."""
+
+    def __init__(self, control: Control, num_steps: int):
+        self.control = control
+        self.start_t = self.last_t = time.monotonic()
+        self.start_steps = num_steps
+        self.last_counts = control.counters.copy()
+        self.last_waited = control.waited.copy()
+
+    def sps(self, num_steps: int) -> float:
+        return (num_steps - self.start_steps) / max(time.monotonic() - self.start_t, 1e-9)
+
+    def scalars(self, num_steps: int) -> dict[str, float]:
+        now = time.monotonic()
+        dt = max(now - self.last_t, 1e-9)
+        counts, waited = self.control.counters.copy(), self.control.waited.copy()
+        d = counts - self.last_counts
+        dw = waited - self.last_waited
+        self.last_t, self.last_counts, self.last_waited = now, counts, waited
+        out = {
+            "perf/sps": self.sps(num_steps),
+            "perf/actor_steps_per_s": d[Role.ACTOR] / dt,
+            "perf/v_updates_per_s": d[Role.V_LEARNER] / dt,
+            "perf/p_updates_per_s": d[Role.P_LEARNER] / dt,
+        }
+        for role in Role:
+            out[f"perf/wait_{role.name.lower()}"] = float(dw[role] / dt)
+        if d[Role.V_LEARNER] > 0:
+            out["ratio/a_v"] = d[Role.ACTOR] / d[Role.V_LEARNER]
+            out["ratio/p_v"] = d[Role.P_LEARNER] / d[Role.V_LEARNER]
+        return out
