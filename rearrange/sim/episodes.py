@@ -18,8 +18,16 @@ Conventions the tasks rely on (beyond `episode_types.py`):
   facing it ± `yaw_noise` (Habitat 2.0's no-base-movement skills). `extras
   ["robot_start_far"]` = [x, y, yaw] is a *far* spawn for the "+ base movement" variants:
   within `spawn_max_dist` geodesic of the target, facing it ± `yaw_noise`.
+- pick, place: `extras["arm_start"]` (7 arm joints) is where the previous skill left the
+  arm (issue 10): exactly at rest or with the EE within the skills' 0.15 m rest tolerance
+  (`_arm_start`); the sim starts the arm there.
 - place: `extras["holding"]` is the held object's index; its ObjectPlacement is where it
-  was picked from (the sim moves it into the gripper at reset).
+  was picked from (the sim moves it into the gripper at reset). The start is drawn like
+  the state a pick leaves (`_pick_end`): the arm as above and `extras["held_pose"]` (the object's
+  pose in the gripper body frame, [x, y, z, qw, qx, qy, qz]: touching the suction cup or
+  palm from some side, the object upright up to a tilt, any yaw). The spawn's clearance
+  check uses that arm and held object; with no spawn within `reach_max`, it may stand
+  back up to `place_far_reach` (the HAB executor's relaxed stand poses).
 - open/close tasks: `extras["articulation"]` names the articulation; no targets.
 - `articulations` lists every articulation of the layout explicitly.
 - every robot pose (starts, far starts, nav goals) passes the sim's base check
@@ -41,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rearrange.sim.clearance import RobotClearance
+from rearrange.sim.clearance import RobotClearance, arm_discs
 from rearrange.sim.episode_types import (
     HAB_SCENARIOS,
     SKILL_TASKS,
@@ -100,6 +108,32 @@ class EpisodeGenConfig:
     reach_min: float = 0.4
     reach_max: float = 0.85
     shoulder_x: float = 0.033
+    # Pick and place start with the arm where the previous skill left it (issue 10). A
+    # learned pick stops as soon as its EE is within the 0.15 m rest tolerance (HAB:
+    # 0.13-0.15 m from rest, ~0.12 m low, joints up to ~0.9 rad off rest) holding the
+    # object wherever its suction touched it; a place ends the same way. Trained only from
+    # the exact rest pose (and place from one grasp), the shipped place failed 17/40 of its
+    # own val episodes started from such arms (1/40 from rest), the shipped pick 15/40
+    # (3/40 from rest).
+    start_rest_prob: float = 0.2  # share of starts with the arm exactly at rest
+    arm_start_ee_tol: float = 0.15  # EE to rest (the pick task's ee_rest threshold)
+    arm_start_low_prob: float = 0.6  # EE on the lower shell of that ball (`_ee_offset_target`)
+    # uniform half-range per arm joint around rest (rad), EE kept within arm_start_ee_tol
+    arm_start_spread: tuple[float, ...] = (0.8, 0.4, 0.8, 0.6, 1.0, 0.6, 1.0)
+    grasp_top_prob: float = 0.5  # grasps through the suction cup's face (else any side)
+    grasp_top_cone: float = math.radians(40)  # spread of those around the gripper axis
+    grasp_max_tilt: float = math.radians(20)  # held object's tilt from upright
+    grasp_gap: float = 0.005  # m between object and gripper (suction grasps within 0.02)
+    # Place spawns like the HAB executor's stand poses (`skills.stand_pose`, which reads
+    # these): the best pose there has the target at comfort_reach from the shoulder and
+    # faces it exactly, while close spawns spread over the whole band (median ~0.77 m).
+    place_ready_prob: float = 0.5
+    comfort_reach: float = 0.6  # m: the middle of the [reach_min, reach_max] band
+    comfort_spread: float = 0.1  # m: ready-pose spawns within comfort_reach ± this
+    ready_yaw_noise: float = math.radians(5)
+    # executor's FAR_REACH: place spawns stand back this far at most when no spawn within
+    # reach_max keeps the arm and held object clear
+    place_far_reach: float = 1.0
 
 
 LayoutFn = Callable[[int, str], Layout]
@@ -142,6 +176,8 @@ class _Scene:
         self.held: int | None = None  # object index starting in the gripper (place)
         # base-frame disc of the held object when not at the resting grasp (stand_pose)
         self.held_disc: tuple[float, float, float, float, float] | None = None
+        # base-frame arm discs when the arm does not start at rest (place: `_pick_end`)
+        self.arm_discs: np.ndarray | None = None
         self.objects: list[ObjectPlacement] = []
         self.taken: dict[str, list[tuple[float, float, float]]] = {}  # receptacle -> (x, y, r)
         self.open_articulations: set[str] = set()
@@ -270,6 +306,10 @@ class _Scene:
                 held_size=held_size,
                 held_disc=self.held_disc,
             )
+            if self.arm_discs is not None:  # the arm as it starts, not at rest
+                rc = self._clearance
+                extra = rc.discs[len(arm_discs(base_radius=self.cfg.robot_radius)) :]
+                rc.discs = np.vstack([self.arm_discs, extra])
         return self._clearance
 
     def pose_ok(self, x: float, y: float, yaw: float) -> bool:
@@ -337,33 +377,58 @@ class _Scene:
                 return pose
         raise _Retry("no spawn cell near the target")
 
-    def _in_reach(self, pose, target_xy) -> bool:
+    def _in_reach(self, pose, target_xy, band: tuple[float, float] | None = None) -> bool:
         x, y, yaw = pose
         sx = x + self.cfg.shoulder_x * math.cos(yaw)
         sy = y + self.cfg.shoulder_x * math.sin(yaw)
         d = math.hypot(float(target_xy[0]) - sx, float(target_xy[1]) - sy)
-        return self.cfg.reach_min <= d <= self.cfg.reach_max
+        lo, hi = band or (self.cfg.reach_min, self.cfg.reach_max)
+        return lo <= d <= hi
 
     def spawn_close(
-        self, target_xy, approach_yaw: float, yaw_noise: float | None = None
+        self,
+        target_xy,
+        approach_yaw: float,
+        yaw_noise: float | None = None,
+        band: tuple[float, float] | None = None,
     ) -> tuple[float, float, float]:
         """Close spawn: the target within the arm's reach from the shoulder without moving
-        the base; heading facing it ± yaw_noise (default cfg.yaw_noise; 0: exactly)."""
+        the base; heading facing it ± yaw_noise (default cfg.yaw_noise; 0: exactly).
+        `band` replaces the shoulder-to-target reach band (cfg.reach_min, cfg.reach_max)."""
         noise = self.cfg.yaw_noise if yaw_noise is None else yaw_noise
+        lo, hi = band or (self.cfg.reach_min, self.cfg.reach_max)
         tx, ty = float(target_xy[0]), float(target_xy[1])
         stand = self._stand(target_xy, approach_yaw)
-        cells = self.navmap.candidates(near=stand, max_dist=2 * self.cfg.reach_max)
+        cells = self.navmap.candidates(near=stand, max_dist=2 * hi)
         xy = self._cells_xy(cells)
         d = np.hypot(xy[:, 0] - tx, xy[:, 1] - ty)
-        reach = self.cfg.reach_max + self.cfg.shoulder_x
-        xy = xy[(d <= reach) & (d >= self.cfg.reach_min - self.cfg.shoulder_x)]
+        xy = xy[(d <= hi + self.cfg.shoulder_x) & (d >= lo - self.cfg.shoulder_x)]
         xy = xy[~self._blocked_by_door(xy, self.navmap.robot_radius + 0.05)]
         for i in self.rng.permutation(len(xy))[:60]:
             x, y = (float(v) for v in xy[i])
             pose = self._free_pose(x, y, math.atan2(ty - y, tx - x), noise)
-            if pose is not None and self._in_reach(pose, (tx, ty)):
+            if pose is not None and self._in_reach(pose, (tx, ty), (lo, hi)):
                 return pose
         raise _Retry("no spawn cell within arm's reach of the target")
+
+    def spawn_place(self, target_xy, approach_yaw: float) -> tuple[float, float, float]:
+        """A place start: with `place_ready_prob` like the HAB executor's stand pose
+        (`skills.stand_pose.ready_pose`: target near the comfortable reach, facing it),
+        else a close spawn; where the arm or held object hangs over the receptacle from
+        every such cell, standing back up to `place_far_reach` (the executor's relaxed
+        stand pose)."""
+        cfg = self.cfg
+        if self.rng.random() < cfg.place_ready_prob:
+            band = (cfg.comfort_reach - cfg.comfort_spread, cfg.comfort_reach + cfg.comfort_spread)
+            try:
+                return self.spawn_close(target_xy, approach_yaw, cfg.ready_yaw_noise, band)
+            except _Retry:
+                pass
+        try:
+            return self.spawn_close(target_xy, approach_yaw)
+        except _Retry:
+            band = (cfg.reach_min, cfg.place_far_reach)
+            return self.spawn_close(target_xy, approach_yaw, band=band)
 
     def _pose(self, x: float, y: float, yaw: float) -> tuple[float, float, float]:
         yaw = wrap_angle(yaw)
@@ -470,6 +535,289 @@ def _door_geometry(layout: Layout, art: Articulation) -> tuple[np.ndarray, np.nd
     return hinge, front, 2.0 * f.half_size[1]
 
 
+# ---------------------------------------------------------------------------------- pick ends
+
+
+class _Kinematics:
+    """The bare MuJoCo Fetch (`clearance._rest_pose`) for arm forward kinematics: base at
+    the origin facing +x, so world coordinates are base-frame coordinates."""
+
+    def __init__(self) -> None:
+        import mujoco
+
+        from rearrange.sim import robot as R
+        from rearrange.sim.config import SimConfig
+
+        self.mj = mujoco
+        cfg = SimConfig()
+        spec = R.fetch_spec(cfg)
+        # a mocap probe with every object shape, for exact gripper distances (grasps)
+        probe = spec.worldbody.add_body(name="grasp_probe", mocap=True)
+        shapes = {
+            "box": mujoco.mjtGeom.mjGEOM_BOX,
+            "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
+            "sphere": mujoco.mjtGeom.mjGEOM_SPHERE,
+        }
+        for name, t in sorted(OBJECT_TYPES.items()):
+            size = list(t.size) + [0.0] * (3 - len(t.size))
+            g = probe.add_geom(name=f"probe_{name}", type=shapes[t.shape], size=size)
+            g.contype, g.conaffinity = 0, 0
+        self.model = m = spec.compile()
+        self.data = mujoco.MjData(m)
+        self.data.qpos[m.joint(R.PREFIX + "torso_lift_joint").qposadr[0]] = cfg.torso_lift
+        self.probe_geom = {name: m.geom(f"probe_{name}").id for name in OBJECT_TYPES}
+        self.gripper_geoms = [m.geom(n).id for n in R.GRIPPER_GEOMS]
+        self.arm_adr = np.array([m.joint(n).qposadr[0] for n in R.ARM_JOINTS])
+        self.arm_dof = np.array([m.joint(n).dofadr[0] for n in R.ARM_JOINTS])
+        ranges = np.array([m.joint(n).range for n in R.ARM_JOINTS], dtype=np.float64)
+        limited = np.array([m.jnt_limited[m.joint(n).id] for n in R.ARM_JOINTS], dtype=bool)
+        ranges[~limited] = (-2 * math.pi, 2 * math.pi)
+        self.arm_range = ranges
+        self.rest = np.array(R.REST_ARM_QPOS, dtype=np.float64)
+        self.gripper = m.body(R.GRIPPER_BODY).id
+        self.ee_site = m.site(R.EE_SITE).id
+        self.geoms = [
+            g for g in range(m.ngeom) if m.geom_contype[g] != 0 or m.geom_conaffinity[g] != 0
+        ]  # the robot's collision geoms (the probe's have neither bit)
+        self.set_arm(self.rest)
+        self.rest_ee = self.data.site_xpos[self.ee_site].copy()
+
+    def set_arm(self, q) -> None:
+        self.data.qpos[self.arm_adr] = q
+        self.mj.mj_kinematics(self.model, self.data)
+
+    def ee(self) -> np.ndarray:
+        return self.data.site_xpos[self.ee_site].copy()
+
+    def gripper_dist(self, obj: str, pos: np.ndarray, quat: np.ndarray) -> float:
+        """Distance from the gripper's suction geoms (`grasp.SuctionGripper`) to an `obj`
+        at pos / quat (base frame; negative: penetrating)."""
+        self.data.mocap_pos[0] = pos
+        self.data.mocap_quat[0] = quat
+        self.mj.mj_kinematics(self.model, self.data)
+        g2 = self.probe_geom[obj]
+        return min(
+            self.mj.mj_geomDistance(self.model, self.data, g, g2, 1.0, None)
+            for g in self.gripper_geoms
+        )
+
+    def jacobian(self) -> np.ndarray:
+        """d(EE)/d(arm joints), [3, 7], at the configuration set last."""
+        self.mj.mj_comPos(self.model, self.data)
+        jacp = np.zeros((3, self.model.nv))
+        self.mj.mj_jacSite(self.model, self.data, jacp, None, self.ee_site)
+        return jacp[:, self.arm_dof]
+
+    def gripper_frame(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(position, rotation matrix, quaternion) of the gripper body."""
+        d, b = self.data, self.gripper
+        return d.xpos[b].copy(), d.xmat[b].reshape(3, 3).copy(), d.xquat[b].copy()
+
+    def arm_discs(self, slice_len: float = 0.06, base_radius: float = 0.3) -> np.ndarray:
+        """`clearance.arm_discs` for the arm as it is now (not at rest)."""
+        m, d = self.model, self.data
+        out = []
+        for g in self.geoms:
+            if m.geom_type[g] == self.mj.mjtGeom.mjGEOM_MESH:
+                mid = m.geom_dataid[g]
+                adr, n = m.mesh_vertadr[mid], m.mesh_vertnum[mid]
+                local = m.mesh_vert[adr : adr + n].astype(np.float64)
+            else:
+                h = m.geom_size[g]
+                local = np.array(
+                    [
+                        [a * h[0], b * h[1], c * h[2]]
+                        for a in (-1, 1)
+                        for b in (-1, 1)
+                        for c in (-1, 1)
+                    ]
+                )
+            out.append(local @ d.geom_xmat[g].reshape(3, 3).T + d.geom_xpos[g])
+        verts = np.concatenate(out)
+        verts = verts[np.hypot(verts[:, 0], verts[:, 1]) > base_radius]
+        discs = []
+        for x0 in np.arange(verts[:, 0].min(), verts[:, 0].max() + 1e-9, slice_len):
+            sl = verts[(verts[:, 0] >= x0) & (verts[:, 0] < x0 + slice_len + 1e-9)]
+            if len(sl) == 0:
+                continue
+            cx = 0.5 * (sl[:, 0].min() + sl[:, 0].max())
+            cy = 0.5 * (sl[:, 1].min() + sl[:, 1].max())
+            r = float(np.hypot(sl[:, 0] - cx, sl[:, 1] - cy).max())
+            discs.append((cx, cy, r, sl[:, 2].min(), sl[:, 2].max()))
+        return np.array(discs, dtype=np.float64)
+
+
+_KINEMATICS: list[_Kinematics] = []
+
+
+def _kinematics() -> _Kinematics:
+    if not _KINEMATICS:
+        _KINEMATICS.append(_Kinematics())
+    return _KINEMATICS[0]
+
+
+# Suction surfaces in the gripper body frame (x: out of the fingertips), as boxes
+# (centre, half sizes) covering the MuJoCo Fetch's finger pads and gripper link: a pick
+# grasps whatever touches them (`grasp.SuctionGripper`, threshold 0.02 m).
+_GRIPPER_BOXES = (
+    (np.array([0.0, 0.0, 0.0]), np.array([0.038, 0.015, 0.014])),
+    (np.array([-0.094, 0.0, 0.002]), np.array([0.04, 0.062, 0.063])),
+)
+
+
+def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b
+    return np.array(
+        [
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+        ]
+    )
+
+
+def _quat_axis_angle(axis, angle: float) -> np.ndarray:
+    axis = np.asarray(axis, dtype=np.float64)
+    axis = axis / np.linalg.norm(axis)
+    return np.concatenate([[math.cos(angle / 2)], math.sin(angle / 2) * axis])
+
+
+def _quat_mat(q: np.ndarray) -> np.ndarray:
+    w, x, y, z = q
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def _support(obj: ObjectType, rot: np.ndarray, u: np.ndarray) -> float:
+    """Support function of `obj` rotated by `rot` (centre at the origin) along unit `u`."""
+    w = rot.T @ u
+    if obj.shape == "box":
+        return float(np.abs(w) @ np.asarray(obj.size))
+    if obj.shape == "cylinder":
+        r, h = obj.size
+        return float(r * math.sqrt(max(0.0, 1.0 - w[2] ** 2)) + h * abs(w[2]))
+    return float(obj.size[0])
+
+
+def _ee_offset_target(rng: np.random.Generator, cfg: EpisodeGenConfig) -> np.ndarray:
+    """Where the EE ends relative to rest: a learned pick lifts the object from below and
+    stops on entering the rest tolerance (HAB: 0.13-0.15 m from rest, 0.04-0.15 m low,
+    mostly ~0.12 m), so `arm_start_low_prob` of the draws lie on that lower shell; the
+    rest fill the whole tolerance ball (a scripted pick's carry pose is 0.13 m high)."""
+    tol = cfg.arm_start_ee_tol
+    if rng.random() < cfg.arm_start_low_prob:
+        z = rng.uniform(-1.0, -0.7)  # direction in the lower cap
+        phi = rng.uniform(-math.pi, math.pi)
+        s = math.sqrt(1.0 - z * z)
+        return rng.uniform(0.88, 0.99) * tol * np.array([s * math.cos(phi), s * math.sin(phi), z])
+    v = rng.normal(size=3)
+    return tol * rng.random() ** (1 / 3) * v / np.linalg.norm(v)
+
+
+def _sample_arm(rng: np.random.Generator, cfg: EpisodeGenConfig, kin: _Kinematics) -> np.ndarray:
+    """Arm joints with the EE at a drawn offset from rest (`_ee_offset_target`, within
+    `arm_start_ee_tol`), reached by damped least squares from a random perturbation of the
+    rest joints (`arm_start_spread`), which keeps the joints as varied as a policy's."""
+    spread = np.asarray(cfg.arm_start_spread, dtype=np.float64)
+    lo, hi = kin.arm_range[:, 0], kin.arm_range[:, 1]
+    for _ in range(20):
+        goal = kin.rest_ee + _ee_offset_target(rng, cfg)
+        q = np.clip(kin.rest + rng.uniform(-spread, spread), lo, hi)
+        for _ in range(12):
+            kin.set_arm(q)
+            err = goal - kin.ee()
+            if np.linalg.norm(err) < 0.005:
+                break
+            jac = kin.jacobian()
+            q = np.clip(q + jac.T @ np.linalg.solve(jac @ jac.T + 1e-4 * np.eye(3), err), lo, hi)
+        kin.set_arm(q)
+        if np.linalg.norm(kin.ee() - kin.rest_ee) <= cfg.arm_start_ee_tol:
+            return q
+    return kin.rest.copy()
+
+
+def _sample_grasp(
+    rng: np.random.Generator, obj: ObjectType, cfg: EpisodeGenConfig, kin: _Kinematics
+) -> np.ndarray:
+    """The held object's pose in the gripper frame [x, y, z, qw, qx, qy, qz]: upright in
+    the base frame up to a tilt, any yaw, `grasp_gap` from the gripper's suction geoms
+    along a direction through the finger pads' face (a top grasp) or from any side.
+    The arm is where `kin` was set last."""
+    g_pos, g_rot, q_gripper = kin.gripper_frame()
+    yaw = rng.uniform(-math.pi, math.pi)
+    tilt_axis = rng.uniform(-math.pi, math.pi)
+    tilt = rng.uniform(0.0, cfg.grasp_max_tilt)
+    q_obj = _quat_mul(
+        _quat_axis_angle((math.cos(tilt_axis), math.sin(tilt_axis), 0.0), tilt),
+        _quat_axis_angle((0.0, 0.0, 1.0), yaw),
+    )
+    q_rel = _quat_mul(q_gripper * np.array([1.0, -1.0, -1.0, -1.0]), q_obj)
+    q_rel /= np.linalg.norm(q_rel)
+    rot = _quat_mat(q_rel)
+    if rng.random() < cfg.grasp_top_prob:  # within a cone around the gripper axis (+x)
+        cos_max = math.cos(cfg.grasp_top_cone)
+    else:  # any side but from behind the gripper link
+        cos_max = -0.2
+    c = rng.uniform(cos_max, 1.0)
+    phi = rng.uniform(-math.pi, math.pi)
+    s = math.sqrt(max(0.0, 1.0 - c * c))
+    u = np.array([c, s * math.cos(phi), s * math.sin(phi)])
+    # slide the object in along u until it is `grasp_gap` from the suction geoms: start
+    # beyond every suction box (clear of them), bisect the exact distance against 0
+    q_base = _quat_mul(q_gripper, q_rel)
+
+    def gap(t: float) -> float:
+        return kin.gripper_dist(obj.name, g_pos + g_rot @ (u * t), q_base) - cfg.grasp_gap
+
+    far = max(float(u @ centre + np.abs(u) @ half) for centre, half in _GRIPPER_BOXES)
+    far += _support(obj, rot, u) + 2 * cfg.grasp_gap
+    while gap(far) < 0:
+        far += 0.02
+    near = 0.0
+    for _ in range(20):
+        mid = 0.5 * (near + far)
+        near, far = (near, mid) if gap(mid) >= 0 else (mid, far)
+    return np.concatenate([u * far, q_rel])
+
+
+def _arm_start(rng: np.random.Generator, cfg: EpisodeGenConfig) -> tuple[list[float], np.ndarray]:
+    """Arm joints a previous skill may leave (exactly at rest with `start_rest_prob`, else
+    `_sample_arm`), rounded as stored, and the arm's base-frame discs there."""
+    kin = _kinematics()
+    if rng.random() < cfg.start_rest_prob:
+        q = kin.rest.copy()
+    else:
+        q = _sample_arm(rng, cfg, kin)
+    q = np.round(q, cfg.decimals)
+    kin.set_arm(q)
+    discs = kin.arm_discs(base_radius=cfg.robot_radius)
+    kin.set_arm(kin.rest)
+    return [float(v) for v in q], discs
+
+
+def _pick_end(rng: np.random.Generator, obj: ObjectType, cfg: EpisodeGenConfig) -> tuple:
+    """A place start like a pick's end: (arm joints, held pose in the gripper frame, the
+    arm's base-frame discs, the held object's base-frame disc), rounded as stored."""
+    q, discs = _arm_start(rng, cfg)
+    kin = _kinematics()
+    kin.set_arm(q)
+    pose = np.round(_sample_grasp(rng, obj, cfg, kin), cfg.decimals)
+    kin.set_arm(q)
+    g_pos, g_rot, _ = kin.gripper_frame()
+    centre = g_pos + g_rot @ pose[:3]
+    r = float(np.linalg.norm(obj.size))
+    disc = (float(centre[0]), float(centre[1]), r, float(centre[2] - r), float(centre[2] + r))
+    kin.set_arm(kin.rest)
+    return q, [float(v) for v in pose], discs, disc
+
+
 # ---------------------------------------------------------------------------------- tasks
 
 
@@ -498,11 +846,17 @@ def _build_pick(sc: _Scene, task: str) -> tuple:
         if task == "place":
             sc.held = idx
             extras["holding"] = idx
+            arm, held_pose, sc.arm_discs, sc.held_disc = _pick_end(
+                sc.rng, OBJECT_TYPES[sc.objects[idx].obj_type], sc.cfg
+            )
+            extras["arm_start"], extras["held_pose"] = arm, held_pose
             where = target.goal_pos[:2]
             approach = sc.front_yaw(sc.layout.receptacle(target.goal_receptacle).furniture)
-        else:
+            start = sc.spawn_place(where, approach)
+        else:  # the arm as the previous skill (a place, a nav) left it
+            extras["arm_start"], sc.arm_discs = _arm_start(sc.rng, sc.cfg)
             where, approach = obj_xy, sc.front_yaw(src.furniture)
-        start = sc.spawn_close(where, approach)
+            start = sc.spawn_close(where, approach)
         extras["robot_start_far"] = list(sc.spawn_near(where, approach))
     else:  # nav: end where a pick of the target would start (facing it, within reach)
         goal = sc.spawn_close(obj_xy, sc.front_yaw(src.furniture), yaw_noise=0.0)

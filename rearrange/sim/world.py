@@ -263,6 +263,8 @@ class RearrangeSim:
         self.gripper = SuctionGripper(m, d, idx, self.config)
         for i in range(m.neq):
             d.eq_active[i] = 0
+        if episode.extras.get("arm_start") is not None:  # after rest_ee_pos_base
+            self._set_arm_start(episode.extras["arm_start"])
         if "holding" in episode.extras and episode.extras["holding"] is not None:
             self._start_holding(int(episode.extras["holding"]))
         self.collision_count = 0
@@ -274,17 +276,36 @@ class RearrangeSim:
         q[f[R.PREFIX + "torso_lift_joint"]] = cfg.torso_lift
         q[f[R.PREFIX + "head_tilt_joint"]] = cfg.head_tilt
 
+    def _set_arm_start(self, q) -> None:
+        """Start the arm at joint values `q` (extras["arm_start"]: where the previous skill
+        left it, issue 10)."""
+        q = np.asarray(q, dtype=np.float64).reshape(7)
+        q = np.clip(q, self.idx.arm_range[:, 0], self.idx.arm_range[:, 1])
+        self.data.qpos[self.idx.arm_qpos] = q
+        self.arm_target = q.copy()
+        mujoco.mj_forward(self.model, self.data)
+
     def _start_holding(self, obj: int) -> None:
-        """Put object `obj` against the gripper tip and weld it (episode starts holding)."""
+        """Put object `obj` against the gripper and weld it (episode starts holding): at
+        extras["held_pose"] ([x, y, z, qw, qx, qy, qz] in the gripper body frame, the
+        grasp a pick left) if given, else along the gripper axis ahead of the fingertips."""
         if not 0 <= obj < self.num_objects:
             raise ValueError(f"episode extras['holding']={obj} is not an object index")
         d, idx = self.data, self.idx
         t = OBJECT_TYPES[self.episode.objects[obj].obj_type]
         xmat = d.xmat[idx.gripper_body].reshape(3, 3)
-        reach = 0.045 + max(t.size)  # fingertips end ~0.04 m ahead of the gripper origin
         adr = idx.obj_qpos[obj]
-        d.qpos[adr : adr + 3] = d.xpos[idx.gripper_body] + xmat[:, 0] * reach
-        d.qpos[adr + 3 : adr + 7] = d.xquat[idx.gripper_body]
+        pose = self.episode.extras.get("held_pose")
+        if pose is not None:
+            pose = np.asarray(pose, dtype=np.float64).reshape(7)
+            quat = np.zeros(4)
+            mujoco.mju_mulQuat(quat, d.xquat[idx.gripper_body], pose[3:] / np.linalg.norm(pose[3:]))
+            d.qpos[adr : adr + 3] = d.xpos[idx.gripper_body] + xmat @ pose[:3]
+            d.qpos[adr + 3 : adr + 7] = quat
+        else:
+            reach = 0.045 + max(t.size)  # fingertips end ~0.04 m ahead of the gripper origin
+            d.qpos[adr : adr + 3] = d.xpos[idx.gripper_body] + xmat[:, 0] * reach
+            d.qpos[adr + 3 : adr + 7] = d.xquat[idx.gripper_body]
         mujoco.mj_forward(self.model, d)
         self.gripper.grasp_object_now(obj)
 
