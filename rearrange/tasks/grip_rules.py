@@ -39,16 +39,28 @@ GRIP_RULES = {
 }
 # Place may release only with the object this close to its goal (the place success threshold).
 PLACE_RELEASE_DIST = 0.15
+# ... and no lower than this under the goal (the goal is the object's resting centre).
+PLACE_RELEASE_MAX_BELOW = 0.05
 # Open/close: the hold is over once the joint is this close to its target (Thresholds.articulation).
 ART_AT_TARGET_TOL = 0.05
 
 
-def object_near_goal(sim, obj_index: int | None, goal_pos, tol: float = PLACE_RELEASE_DIST) -> bool:
-    """Whether object `obj_index` is within `tol` of `goal_pos` (True when either is unknown)."""
+def object_near_goal(
+    sim,
+    obj_index: int | None,
+    goal_pos,
+    tol: float = PLACE_RELEASE_DIST,
+    max_below: float = PLACE_RELEASE_MAX_BELOW,
+) -> bool:
+    """Whether object `obj_index` is within `tol` of `goal_pos` and not more than
+    `max_below` under it (True when either is unknown). The height check keeps place from
+    letting go beside the furniture, under the surface: the object then fell to the floor
+    (3 of 5 far-off-goal place failures in HAB)."""
     if sim is None or obj_index is None or goal_pos is None:
         return True
     p = np.asarray(sim.object_pos(obj_index), dtype=float)
-    return float(np.linalg.norm(p - np.asarray(goal_pos, dtype=float))) < tol
+    g = np.asarray(goal_pos, dtype=float)
+    return float(np.linalg.norm(p - g)) < tol and float(p[2]) > float(g[2]) - max_below
 
 
 def grip_for_hold(is_holding: bool) -> float:

@@ -71,3 +71,13 @@ def test_pick_tracker_and_no_grip_dimension():
     assert tr.mask(_act(-0.8), GRIP, sim, SimpleNamespace())[GRIP] == 1.0
     a = np.array([0.2, -0.1, 0.5], dtype=np.float32)
     np.testing.assert_allclose(GripTracker("nav").mask(a, None, sim, None), a)
+
+
+def test_place_may_not_release_under_the_goal_surface():
+    sim, tr = HandSim(), GripTracker("place")
+    target = SimpleNamespace(obj_index=0, goal_pos=np.array([1.0, 0.0, 0.9]))
+    sim.obj = 0
+    sim.obj_pos = np.array([1.0, 0.0, 0.82])  # 0.08 m away, but 8 cm below: kept on
+    assert tr.mask(_act(-0.8), GRIP, sim, target)[GRIP] == 1.0
+    sim.obj_pos = np.array([1.0, 0.1, 0.87])  # 0.104 m away, 3 cm below: may let go
+    assert tr.mask(_act(-0.8), GRIP, sim, target)[GRIP] == pytest.approx(-0.8)
