@@ -11,8 +11,6 @@ Pure functions on flat action arrays; each returns a new array and never mutates
 
 from __future__ import annotations
 
-import numpy as np
-
 from rearrange.tasks.grip_rules import (  # noqa: F401  (re-exported: the one home is tasks)
     GRIP_KEEP_CURRENT,
     GRIP_KEEP_OFF_AFTER_RELEASE,
