@@ -12,18 +12,9 @@ from multiprocessing import shared_memory
 
 import numpy as np
 
-from rearrange.ver_backend.shared_memory import ArraySpec
+from rearrange.ver_backend.shared_memory import ArraySpec, open_block, release_blocks
 
 Layout = dict[str, tuple[tuple[int, ...], np.dtype]]
-
-
-def _open_block(name: str) -> shared_memory.SharedMemory:
-    # The creating process owns (and unlinks) the block; attaching must not register it with
-    # a resource tracker that would unlink it when the attaching process exits (Python 3.13+).
-    try:
-        return shared_memory.SharedMemory(name=name, track=False)
-    except TypeError:
-        return shared_memory.SharedMemory(name=name)
 
 
 @dataclass
@@ -57,7 +48,7 @@ class SharedArrays:
         """Map arrays created by `create` in another process."""
         arrays, blocks = {}, []
         for key, spec in specs.items():
-            block = _open_block(spec.name)
+            block = open_block(spec.name)
             blocks.append(block)
             arrays[key] = np.ndarray(spec.shape, np.dtype(spec.dtype), buffer=block.buf)
         return cls(arrays, dict(specs), blocks, _owner=False)
@@ -68,11 +59,5 @@ class SharedArrays:
     def close(self) -> None:
         """Detach (and, in the creating process, free) the blocks."""
         self.arrays = {}
-        for block in self._blocks:
-            block.close()
-            if self._owner:
-                try:
-                    block.unlink()
-                except FileNotFoundError:
-                    pass
+        release_blocks(self._blocks, self._owner)
         self._blocks = []

@@ -15,8 +15,6 @@ latest.pt. The replay buffer is not checkpointed: a resumed run warms up again.
 from __future__ import annotations
 
 import contextlib
-import signal
-import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -57,6 +55,7 @@ from rearrange.ver_backend.checkpoint import (
 )
 from rearrange.ver_backend.env_worker import env_seeds, make_env_pool
 from rearrange.ver_backend.logging_utils import TrainLogger, episode_scalars, log
+from rearrange.ver_backend.stop_flag import StopFlag
 from rearrange.ver_backend.trainer import TrainResult, keep_snapshot
 
 ALGO_KEY = "pql"  # marks a PQL checkpoint's learner state
@@ -75,28 +74,6 @@ class PQLSetup:
     worker_timeout_s: float = 120.0
     tensorboard: bool = True
     progress: bool = True
-
-
-class _StopSignal:
-    """First SIGINT/SIGTERM: stop after this step and checkpoint. Second: interrupt."""
-
-    def __init__(self):
-        self.stop, self._saved = False, {}
-
-    def install(self) -> None:
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._saved[sig] = signal.signal(sig, self._handle)
-
-    def _handle(self, signum, frame):
-        if self.stop:
-            raise KeyboardInterrupt
-        self.stop = True
-        log.warning("signal %d: stopping after this step (again to abort)", signum)
-
-    def restore(self) -> None:
-        for sig, handler in self._saved.items():
-            signal.signal(sig, handler)
 
 
 class PQLTrainer:
@@ -241,7 +218,7 @@ class PQLTrainer:
 
     # ------------------------------------------------------------------ loop
     def train(self) -> TrainResult:
-        stop = _StopSignal()
+        stop = StopFlag("step")
         stop.install()
         logger = None
         self._session_start = time.monotonic()
@@ -284,7 +261,7 @@ class PQLTrainer:
             if shared is not None:
                 shared.close()
 
-    def _warm_up(self, logger: TrainLogger, fresh: bool, stop: _StopSignal) -> None:
+    def _warm_up(self, logger: TrainLogger, fresh: bool, stop: StopFlag) -> None:
         """Fill the replay with `warmup_steps` rows before the learners start."""
         while self.replay.head < self.cfg.warmup_steps and not stop.stop:
             self._record_step(logger, self.actor.step(random=fresh))
@@ -300,7 +277,7 @@ class PQLTrainer:
         if self.learners is not None:
             self.learners.check()
 
-    def _loop(self, logger: TrainLogger, stop: _StopSignal) -> TrainResult:
+    def _loop(self, logger: TrainLogger, stop: StopFlag) -> TrainResult:
         cfg = self.cfg
         ratio = self.control.speed_ratio(
             cfg.beta_a_v, cfg.beta_p_v, cfg.ratio_lead, cfg.ratio_control

@@ -68,13 +68,7 @@ class SharedBuffers:
         """Detach (and, in the creating process, free) the shared blocks."""
         self.obs, self.scalars, self.final_obs = {}, {}, {}
         self.actions = np.zeros(0)
-        for block in self._blocks:
-            block.close()
-            if self._owner:
-                try:
-                    block.unlink()
-                except FileNotFoundError:
-                    pass
+        release_blocks(self._blocks, self._owner)
         self._blocks = []
 
 
@@ -117,7 +111,18 @@ def create_buffers(
     return _assemble(arrays, specs=specs, _blocks=blocks, _owner=shared)
 
 
-def _open_block(name: str) -> shared_memory.SharedMemory:
+def release_blocks(blocks: list[shared_memory.SharedMemory], owner: bool) -> None:
+    """Detach `blocks`; the creating process (`owner`) also frees them."""
+    for block in blocks:
+        block.close()
+        if owner:
+            try:
+                block.unlink()
+            except FileNotFoundError:
+                pass
+
+
+def open_block(name: str) -> shared_memory.SharedMemory:
     # The creating process owns (and unlinks) the block. Python >= 3.13 can opt out of the
     # resource tracker; before that, spawned children share the parent's tracker, whose
     # registry is a set, so attaching registers nothing new.
@@ -131,7 +136,7 @@ def attach_buffers(specs: dict[str, ArraySpec]) -> SharedBuffers:
     """Map the arrays created by `create_buffers` in another process."""
     arrays, blocks = {}, []
     for key, spec in specs.items():
-        block = _open_block(spec.name)
+        block = open_block(spec.name)
         blocks.append(block)
         arrays[key] = np.ndarray(spec.shape, np.dtype(spec.dtype), buffer=block.buf)
     return _assemble(arrays, specs=dict(specs), _blocks=blocks, _owner=False)

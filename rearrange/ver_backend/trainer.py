@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import os
 import shutil
-import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker, now
 from rearrange.ver_backend.logging_utils import TrainLogger, episode_scalars, log
 from rearrange.ver_backend.preemption import PreemptionDecider, optimal_preemption
 from rearrange.ver_backend.rollout_storage import RolloutStorage, stale_fill
+from rearrange.ver_backend.stop_flag import StopFlag
 from rearrange.ver_backend.systems import Collector
 
 PolicyBuilder = Callable[[gym.spaces.Dict, gym.spaces.Box], nn.Module]
@@ -68,30 +68,6 @@ class TrainResult:
     learn_s: float
     checkpoint: Path | None
     last_scalars: dict[str, float]
-
-
-class _StopFlag:
-    """First SIGINT/SIGTERM: finish the current update, checkpoint, exit. Second: interrupt."""
-
-    def __init__(self):
-        self.stop = False
-        self._saved = {}
-
-    def install(self) -> None:
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            self._saved[sig] = signal.signal(sig, self._handle)
-
-    def _handle(self, signum, frame):
-        if self.stop:
-            raise KeyboardInterrupt
-        self.stop = True
-        log.warning("signal %d: stopping after this update (again to abort)", signum)
-
-    def restore(self) -> None:
-        for sig, handler in self._saved.items():
-            signal.signal(sig, handler)
 
 
 class Trainer:
@@ -197,7 +173,7 @@ class Trainer:
     # ------------------------------------------------------------------ loop
     def train(self) -> TrainResult:
         ctx = init_distributed(self.ver.device)
-        stop = _StopFlag()
+        stop = StopFlag()
         stop.install()
         self.pool = None
         logger = None
@@ -222,7 +198,7 @@ class Trainer:
                 self.pool.close()
             ctx.close()
 
-    def _loop(self, ctx: DistContext, logger: TrainLogger, stop: _StopFlag) -> TrainResult:
+    def _loop(self, ctx: DistContext, logger: TrainLogger, stop: StopFlag) -> TrainResult:
         ver = self.ver
         previous = None
         thread, thread_out = None, {}
