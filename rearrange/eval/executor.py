@@ -27,7 +27,7 @@ from rearrange.eval.report import EpisodeRecord
 from rearrange.planner import PlanStep, plan_stages
 from rearrange.skills import Skill, default_layout, from_task_target, step_limit_for
 from rearrange.skills.base import NAV_STEP_LIMIT_HAB
-from rearrange.skills.masking import STOP_MASK_DIST, mask_nav_stop
+from rearrange.skills.masking import STOP_MASK_DIST, mask_nav_stop, nav_goal_distance
 from rearrange.skills.stand_pose import best_ready_pose, scene_now
 from rearrange.tasks import HabEnv
 from rearrange.tasks.grip_rules import GripTracker
@@ -198,8 +198,7 @@ class TPSRLExecutor:
         (tasks/stop_rule.py, tasks/grip_rules.py), for learned and scripted skills alike."""
         cfg = self.config
         if layout.stop is not None and cfg.mask_nav_stop:
-            dist = float(np.asarray(obs["goal_polar"]).reshape(-1)[0])
-            action = mask_nav_stop(action, layout.stop, dist, cfg.stop_mask_dist)
+            action = mask_nav_stop(action, layout.stop, nav_goal_distance(obs), cfg.stop_mask_dist)
         if cfg.mask_grip and layout.grip is not None:
             action = grip.mask(action, layout.grip, self.env.sim, target)
         return action

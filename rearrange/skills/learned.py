@@ -21,8 +21,6 @@ from rearrange.skills.base import (
 )
 from rearrange.skills.termination import postcondition_met
 
-NAV_GOAL_KEY = "goal_polar"
-
 
 def _fix_hint(skill_name: str) -> str:
     return (
