@@ -13,12 +13,12 @@ import argparse
 import sys
 
 from rearrange.eval_skill import TABLE_HEADER, evaluate_skill, parse_args, table_row
-from rearrange.sim.episode_types import SKILL_TASKS
+from rearrange.skill_spec import SKILL_NAMES
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--tasks", nargs="+", default=list(SKILL_TASKS), choices=SKILL_TASKS)
+    p.add_argument("--tasks", nargs="+", default=list(SKILL_NAMES), choices=SKILL_NAMES)
     p.add_argument("--episodes", type=int, default=50)
     p.add_argument("--base-movement", action="store_true", help="arm skills may drive the base")
     p.add_argument("--seed", type=int, default=0)

@@ -20,8 +20,8 @@ os.environ.setdefault("LP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from rearrange.sim.world import RearrangeSim  # noqa: E402
+from rearrange.skill_spec import SKILL_NAMES  # noqa: E402
 from rearrange.tasks import default_task_config, make_env  # noqa: E402
-from rearrange.tasks.config import SKILL_TASKS  # noqa: E402
 
 
 def _action(rng: np.random.Generator, task: str, n: int) -> np.ndarray:
@@ -55,7 +55,7 @@ def measure(sim, task: str, preset: str, steps: int, seed: int) -> tuple[float, 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=300)
-    p.add_argument("--tasks", nargs="+", default=list(SKILL_TASKS), choices=SKILL_TASKS)
+    p.add_argument("--tasks", nargs="+", default=list(SKILL_NAMES), choices=SKILL_NAMES)
     p.add_argument("--presets", nargs="+", default=["state", "depth"], choices=["state", "depth"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", default=None)

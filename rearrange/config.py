@@ -19,21 +19,12 @@ from omegaconf import OmegaConf
 from rearrange.models.config import ModelConfig
 from rearrange.pql.config import ALGOS, PQLConfig
 from rearrange.sim.config import SimConfig
-from rearrange.sim.episode_types import SKILL_TASKS
+from rearrange.skill_spec import SKILL_NAMES
 from rearrange.tasks.config import TaskConfig, default_task_config
 from rearrange.ver_backend.config import PPOConfig, VERConfig
 from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig
 
-SKILLS = (
-    "nav",
-    "pick",
-    "place",
-    "open_fridge",
-    "close_fridge",
-    "open_cab",
-    "close_cab",
-    "synthetic",
-)
+SKILLS = (*SKILL_NAMES, "synthetic")  # what train_skill trains
 CONFIG_DIR_ENV = "REARRANGE_CONFIG_DIR"
 
 
@@ -90,7 +81,7 @@ class TrainConfig:
 
 
 def _task_node(task: str) -> TaskConfig:
-    """The per-skill task defaults (step limit, rewards) from tasks/config.py, the one home of
+    """The per-skill task defaults (step limit, rewards) from skill_spec.py, the one home of
     those numbers; `max_episode_steps` stays None so TaskConfig derives it when the final
     config is built, after `base_movement` is known."""
     node = default_task_config(task)
@@ -102,7 +93,7 @@ def register_configs() -> None:
     """train_base (the schema) plus one `task/<skill>` node per skill task."""
     store = ConfigStore.instance()
     store.store(name="train_base", node=TrainConfig, replace=True)
-    for task in SKILL_TASKS:
+    for task in SKILL_NAMES:
         store.store(group="task", name=task, node=_task_node(task), replace=True)
 
 

@@ -23,7 +23,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rearrange.sim.episode_types import SKILL_TASKS, SPLITS
+from rearrange.sim.episode_types import SPLITS
+from rearrange.skill_spec import SKILL_NAMES
 
 PROG = "python -m rearrange.eval_skill"
 
@@ -82,7 +83,7 @@ def table_row(r: SkillEvalResult) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description=__doc__.split("\n\n")[0])
-    p.add_argument("skill", help=f"one of: {', '.join(SKILL_TASKS)}")
+    p.add_argument("skill", help=f"one of: {', '.join(SKILL_NAMES)}")
     p.add_argument("--base-movement", action="store_true", help="the base-movement variant")
     p.add_argument("--skills", default="learned", choices=("learned", "oracle"))
     p.add_argument("--checkpoints", help="checkpoint file or dir (default: runs/, then shipped)")
@@ -99,8 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = build_parser().parse_args(argv)
-    if args.skill not in SKILL_TASKS:
-        raise UsageError(f"unknown skill {args.skill!r}; choose one of: {', '.join(SKILL_TASKS)}")
+    if args.skill not in SKILL_NAMES:
+        raise UsageError(f"unknown skill {args.skill!r}; choose one of: {', '.join(SKILL_NAMES)}")
     if args.split not in SPLITS:
         raise UsageError(f"--split {args.split!r}: use one of {', '.join(SPLITS)}")
     if args.episodes < 1:

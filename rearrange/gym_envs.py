@@ -19,17 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
-# gymnasium id (without the namespace) -> rearrange task name (rearrange.sim.episode_types
-# SKILL_TASKS; kept literal here so registration imports nothing of the simulator).
-GYM_IDS = {
-    "Nav-v0": "nav",
-    "Pick-v0": "pick",
-    "Place-v0": "place",
-    "OpenFridge-v0": "open_fridge",
-    "CloseFridge-v0": "close_fridge",
-    "OpenCab-v0": "open_cab",
-    "CloseCab-v0": "close_cab",
-}
+from rearrange.skill_spec import SKILL_NAMES
+
+# gymnasium id (without the namespace) -> rearrange skill name: "open_fridge" is
+# "OpenFridge-v0". skill_spec imports nothing of the simulator, so neither does registration.
+GYM_IDS = {"".join(w.title() for w in name.split("_")) + "-v0": name for name in SKILL_NAMES}
 NAMESPACE = "rearrange"
 ENTRY_POINT = "rearrange.gym_envs:make_skill_env"
 RENDER_MODES = ["rgb_array"]

@@ -145,7 +145,7 @@ def _validate(args: EvalArgs) -> None:
         )
     if args.skills not in SKILL_KINDS:
         raise UsageError(f"--skills {args.skills!r}: use one of {', '.join(SKILL_KINDS)}")
-    from rearrange.skills.base import SKILL_NAMES
+    from rearrange.skill_spec import SKILL_NAMES
 
     bad = [n for n in args.oracle if n not in SKILL_NAMES]
     if bad:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -25,8 +25,13 @@ import numpy as np
 from rearrange.eval.overlays import episode_overlays
 from rearrange.eval.report import EpisodeRecord
 from rearrange.planner import PlanStep, plan_stages
-from rearrange.skills import Skill, default_layout, from_task_target, step_limit_for
-from rearrange.skills.base import NAV_STEP_LIMIT_HAB
+from rearrange.skill_spec import (
+    ARTICULATED_SKILLS,
+    HAB_STEP_LIMITS,
+    action_layout,
+    step_limit_for,
+)
+from rearrange.skills import Skill
 from rearrange.skills.masking import STOP_MASK_DIST, mask_nav_stop, nav_goal_distance
 from rearrange.skills.stand_pose import best_ready_pose, scene_now
 from rearrange.tasks import HabEnv
@@ -36,14 +41,6 @@ from rearrange.tasks.grip_rules import GripTracker
 STAND_MARGIN = 0.05
 # Directions (relative to the furniture's front) tried for the nav goal, in order.
 APPROACH_TURNS = (0.0, math.pi / 4, -math.pi / 4, math.pi / 2, -math.pi / 2, math.pi)
-
-# Per-skill step limits in HAB episodes. The skills' own limits (DESIGN §6: nav 300) are
-# too short for these apartments: HAB nav paths reach ~13 m, i.e. ~400 steps of driving at
-# the base's 1 m/s (0.033 m per 30 Hz step) plus turns, so nav gets 500 (the nav task env
-# itself allows 400). A base-moving (NoNav) oracle pick/place gets 200 plus a nav's 500
-# (`skills.base.step_limit_for`).
-# These are caps: the whole episode still ends at `max_steps` (3000).
-HAB_STEP_LIMITS = {"nav": NAV_STEP_LIMIT_HAB}
 
 FLOOR_Z = 0.2  # m: an object centre below this fell off its receptacle (issue 5)
 
@@ -61,7 +58,7 @@ class ExecutorConfig:
     """Apply each skill's grip rule (tasks/grip_rules.py: pick keeps holding, place releases
     only at the goal, open/close hold the handle until the joint reaches its target)."""
     step_limits: dict[str, int] = field(default_factory=lambda: dict(HAB_STEP_LIMITS))
-    """Per-skill step limits overriding the skill's own (see HAB_STEP_LIMITS)."""
+    """Per-skill step limits overriding the skill's own (see skill_spec.HAB_STEP_LIMITS)."""
     frame_every: int = 2
     """Record a video frame every this many env steps (when a frame sink is given)."""
     frame_size: tuple[int, int] = (480, 360)
@@ -162,8 +159,8 @@ class TPSRLExecutor:
         self._progress.nav_goal = (
             tuple(float(v) for v in task_target.nav_goal) if step.skill == "nav" else None
         )
-        skill.reset(from_task_target(task_target, receptacle=step.receptacle), env.sim)
-        layout = default_layout(step.skill, env.skill_base_movement(step.skill))
+        skill.reset(replace(task_target, receptacle=step.receptacle), env.sim)
+        layout = action_layout(step.skill, env.skill_base_movement(step.skill))
         limit = self.config.step_limits.get(step.skill) or int(
             getattr(skill, "step_limit", None) or step_limit_for(step.skill)
         )
@@ -248,7 +245,7 @@ class TPSRLExecutor:
             held = " and still held" if sim.held_object() == step.obj_index else ""
             return False, f"object_at failed: obj_{step.obj_index} {d:.2f} m from goal{held}"
         name = step.articulation
-        want_open = step.skill.startswith("open")
+        want_open = ARTICULATED_SKILLS[step.skill].opens
         ok = env.opened(name) if want_open else env.closed(name)
         if ok:
             return True, ""

@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rearrange.eval.executor import HAB_STEP_LIMITS, ExecutorConfig, TPSRLExecutor
+from rearrange.eval.executor import ExecutorConfig, TPSRLExecutor
 from rearrange.eval.report import EpisodeRecord, EvalResult
 from rearrange.eval.video import VideoRecorder
 from rearrange.planner import PlanStep, make_plan, stage_names
+from rearrange.skill_spec import HAB_STEP_LIMITS, MANIPULATION_SKILLS
 from rearrange.skills import Skill, SkillError, make_skill
-
-MANIPULATION = ("pick", "place", "open_fridge", "close_fridge", "open_cab", "close_cab")
 
 
 def _fix_hint(name: str) -> str:
@@ -46,7 +45,7 @@ def load_skills(args: Any, names: list[str]) -> dict[str, Skill]:
     paths, missing = {}, []
     for n in learned:  # NoNav manipulation skills need base-movement checkpoints
         try:
-            paths[n] = find_skill_checkpoint(args, n, args.no_nav and n in MANIPULATION)
+            paths[n] = find_skill_checkpoint(args, n, args.no_nav and n in MANIPULATION_SKILLS)
         except SkillError:
             missing.append(n)
     if missing:
@@ -87,7 +86,7 @@ def env_settings(skills: dict[str, Skill], no_nav: bool) -> tuple[str, int, bool
 
 
 def _base_movement(skills: dict[str, Skill], no_nav: bool) -> bool:
-    manip = {n: s for n, s in skills.items() if n in MANIPULATION}
+    manip = {n: s for n, s in skills.items() if n in MANIPULATION_SKILLS}
     has_base = {
         n: getattr(getattr(s, "layout", None), "base", None) is not None for n, s in manip.items()
     }

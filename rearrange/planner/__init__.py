@@ -1,7 +1,6 @@
 """PDDL task planning for TP-SRL: domain, per-episode problems, BFS search, skill plans."""
 
 from rearrange.planner.plan import (
-    SKILLS,
     PlanStep,
     Stage,
     add_nav_after_open,
@@ -15,7 +14,6 @@ from rearrange.planner.problem import build_problem, domain_file
 from rearrange.planner.search import PlanningError
 
 __all__ = [
-    "SKILLS",
     "PlanStep",
     "PlanningError",
     "Stage",

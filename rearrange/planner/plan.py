@@ -20,8 +20,7 @@ from rearrange.planner.search import GroundAction, PlanningError, bfs, ground
 from rearrange.sim.episode_types import Episode
 from rearrange.sim.layout_types import Layout
 
-SKILLS = ("nav", "pick", "place", "open_fridge", "close_fridge", "open_cab", "close_cab")
-# PDDL action -> skill; pick-at-container is the pick skill run from where the robot
+# PDDL action -> skill (skill_spec.SKILL_NAMES); pick-at-container is the pick skill run from where the robot
 # opened the container instead of from next to the object.
 ACTION_SKILLS = {
     "nav": "nav",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SKILL_TASKS = ("nav", "pick", "place", "open_fridge", "close_fridge", "open_cab", "close_cab")
 HAB_SCENARIOS = ("tidy_house", "prepare_groceries", "set_table")
 SPLITS = ("train", "val")
 
@@ -35,7 +34,7 @@ class Target:
 @dataclass
 class Episode:
     episode_id: str
-    task: str  # one of SKILL_TASKS or HAB_SCENARIOS
+    task: str  # one of skill_spec.SKILL_NAMES or HAB_SCENARIOS
     split: str
     scene_seed: int  # the Layout is apartment.generate_layout(scene_seed, split)
     robot_start: tuple[float, float, float]  # x, y, yaw

@@ -52,7 +52,6 @@ import numpy as np
 from rearrange.sim.clearance import RobotClearance, arm_discs
 from rearrange.sim.episode_types import (
     HAB_SCENARIOS,
-    SKILL_TASKS,
     SPLITS,
     Episode,
     ObjectPlacement,
@@ -63,8 +62,9 @@ from rearrange.sim.layout_types import Articulation, Layout, Receptacle
 from rearrange.sim.navmap import NavMap
 from rearrange.sim.objects import OBJECT_TYPES, ObjectType
 from rearrange.sim.world import Footprints
+from rearrange.skill_spec import ARTICULATED_SKILLS, SKILL_NAMES
 
-TASKS = SKILL_TASKS + HAB_SCENARIOS
+TASKS = SKILL_NAMES + HAB_SCENARIOS
 SCENE_SEEDS = {"train": 1000, "val": 100}  # scene seeds are range(SCENE_SEEDS[split])
 EPISODES_PER_BLOCK = 10  # consecutive episodes sharing one scene pool
 SCENES_PER_BLOCK = 4  # scenes in a block's pool
@@ -72,12 +72,6 @@ _POOL_SALT = 7919
 SCHEMA = "rearrange.episodes"
 SCHEMA_VERSION = 1
 UPRIGHT = (1.0, 0.0, 0.0, 0.0)
-_ARTICULATED_TASKS = {
-    "open_fridge": ("fridge", "closed"),
-    "close_fridge": ("fridge", "open"),
-    "open_cab": ("drawer", "closed"),
-    "close_cab": ("drawer", "open"),
-}
 
 
 class EpisodeError(ValueError):
@@ -866,12 +860,13 @@ def _build_pick(sc: _Scene, task: str) -> tuple:
 
 
 def _build_articulated(sc: _Scene, task: str) -> tuple:
-    prefix, state = _ARTICULATED_TASKS[task]
+    spec = ARTICULATED_SKILLS[task]
+    prefix = spec.articulation
     arts = [a for a in sc.layout.articulations if a.name.startswith(prefix)]
     if not arts:
         raise _Retry(f"layout has no {prefix}")
     art = arts[int(sc.rng.integers(len(arts)))]
-    if state == "open":
+    if not spec.opens:  # a closing task starts open
         sc.open_articulations.add(art.name)
     sc.add_clutter(sc.num_objects())
     handle = sc.clearance().handle_pos(art.name)  # where it is at the episode's joint value

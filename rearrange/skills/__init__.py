@@ -1,15 +1,8 @@
 """Runtime skills for the planner: learned (VER checkpoints) and oracle (scripted,
 privileged), sharing one `Skill` protocol; HRL masks; termination rules."""
 
-from rearrange.skills.base import (
-    ActionLayout,
-    Skill,
-    SkillError,
-    SkillTarget,
-    default_layout,
-    from_task_target,
-    step_limit_for,
-)
+from rearrange.skill_spec import ActionLayout, SkillTarget, action_layout, step_limit_for
+from rearrange.skills.base import Skill, SkillError
 from rearrange.skills.masking import grip_for_hold, mask_grip, mask_nav_stop
 from rearrange.skills.registry import SKILL_KINDS, make_skill
 
@@ -19,8 +12,7 @@ __all__ = [
     "Skill",
     "SkillError",
     "SkillTarget",
-    "default_layout",
-    "from_task_target",
+    "action_layout",
     "grip_for_hold",
     "make_skill",
     "mask_grip",

@@ -12,13 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from rearrange.skills.base import (
-    SkillError,
-    SkillTarget,
-    check_skill_name,
-    default_layout,
-    step_limit_for,
-)
+from rearrange.skill_spec import SkillTarget, action_layout, step_limit_for
+from rearrange.skills.base import SkillError, check_skill_name
 from rearrange.skills.termination import postcondition_met
 
 
@@ -196,8 +191,8 @@ class LearnedSkill:
         self.policy, self.observation_space, self.action_space = build_policy_from_checkpoint(
             path, self.name, device
         )
-        self.base_movement = _trained_base_movement(self.policy, self.action_space)
-        self.layout = default_layout(self.name, base_movement=self.base_movement)
+        self.base_movement = _trained_base_movement(self.policy, self.name, self.action_space)
+        self.layout = action_layout(self.name, base_movement=self.base_movement)
         self.step_limit = _trained_step_limit(self.policy, self.name, self.base_movement)
         self.target = SkillTarget()
         self._reset_state()
@@ -260,13 +255,16 @@ class LearnedSkill:
         return sim is not None and postcondition_met(self.name, self.target, sim)
 
 
-def _trained_base_movement(policy: Any, action_space: Any) -> bool:
-    """Whether the checkpoint's skill drives the base: its recorded training config, else
-    (older checkpoints) an action width of 10 = 7 arm + grip + 2 base."""
-    try:
-        return bool(policy.trained_config["task"]["base_movement"])
-    except Exception:  # no recorded config: fall back on the action width
-        return int(np.prod(action_space.shape)) == 10
+def _trained_base_movement(policy: Any, name: str, action_space: Any) -> bool:
+    """Whether the checkpoint's skill drives the base, as its training config records it
+    (`task.base_movement`: train_skill saves the whole config in VER and PQL checkpoints);
+    checkpoints without that record: an action width with the two base dimensions."""
+    config = policy.trained_config
+    task = config.get("task") if isinstance(config, dict) else None
+    if isinstance(task, dict) and task.get("base_movement") is not None:
+        return bool(task["base_movement"])
+    width = int(np.prod(action_space.shape))
+    return name != "nav" and width == action_layout(name, base_movement=True).size
 
 
 def _trained_step_limit(policy: Any, name: str, base_movement: bool) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from rearrange.skills.base import SkillTarget, default_layout, step_limit_for
+from rearrange.skill_spec import SkillTarget, action_layout, step_limit_for
 from rearrange.skills.termination import postcondition_met
 
 
@@ -42,7 +42,7 @@ class OracleSkill:
     def __init__(self, base_movement: bool = False, step_limit: int | None = None) -> None:
         self.task = self.name
         self.base_movement = base_movement
-        self.layout = default_layout(self.name, base_movement)
+        self.layout = action_layout(self.name, base_movement)
         self.step_limit = step_limit or step_limit_for(self.name, base_movement)
         self.target = SkillTarget()
         self.steps = 0

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rearrange.skills.base import Skill, from_task_target
+from rearrange.skills.base import Skill
 
 # Reward terms that end an episode without success, reported as the failure cause.
 FAILURE_TERMS = ("drop", "wrong_pick", "wrong_grasp")
@@ -43,7 +43,7 @@ def run_skill_episode(
     obs, info = env.reset(options={"episode_index": episode_index})
     base = env.unwrapped
     sim = base.sim
-    skill.reset(from_task_target(base.target), sim)
+    skill.reset(base.target, sim)
     if on_frame is not None:
         on_frame(env.render())
     steps, end, ret = 0, "truncated", 0.0

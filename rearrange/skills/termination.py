@@ -9,30 +9,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from rearrange.skills.base import ARTICULATION_TOL, EE_REST_TOL, SkillTarget
+from rearrange.skill_spec import ARTICULATED_SKILLS, SUCCESS, SkillTarget
 from rearrange.tasks.sensors import held_handle  # the is_holding sensor's own probe
 
-ARTICULATION_SKILLS = {
-    "open_fridge": ("fridge", "open"),
-    "close_fridge": ("fridge", "closed"),
-    "open_cab": (None, "open"),
-    "close_cab": (None, "closed"),
-}
 
-
-def ee_at_rest(sim, tol: float = EE_REST_TOL) -> bool:
+def ee_at_rest(sim, tol: float = SUCCESS.ee_rest) -> bool:
     return bool(np.linalg.norm(sim.ee_pos("base") - sim.rest_ee_pos_base) < tol)
 
 
 def articulation_goal(sim, skill_name: str, target: SkillTarget) -> tuple[str, float]:
     """(articulation name, joint value the skill drives it to)."""
-    default_name, state = ARTICULATION_SKILLS[skill_name]
-    name = target.articulation or default_name
+    spec = ARTICULATED_SKILLS[skill_name]
+    # the fridge is the only one of its kind; a drawer must be named
+    name = target.articulation or ("fridge" if spec.articulation == "fridge" else None)
     if name is None:
         raise ValueError(f"{skill_name} needs SkillTarget.articulation (e.g. 'drawer_0')")
     for art in sim.layout.articulations:
         if art.name == name:
-            return name, float(art.open if state == "open" else art.closed)
+            return name, float(art.open if spec.opens else art.closed)
     raise ValueError(
         f"layout has no articulation {name!r}; known: {[a.name for a in sim.layout.articulations]}"
     )
@@ -44,9 +38,9 @@ def postcondition_met(skill_name: str, target: SkillTarget, sim) -> bool:
         return sim.held_object() == target.obj_index and ee_at_rest(sim)
     if skill_name == "place":
         return sim.held_object() is None and ee_at_rest(sim)
-    if skill_name in ARTICULATION_SKILLS:
+    if skill_name in ARTICULATED_SKILLS:
         name, goal = articulation_goal(sim, skill_name, target)
-        at_goal = abs(sim.articulation_pos(name) - goal) < ARTICULATION_TOL
+        at_goal = abs(sim.articulation_pos(name) - goal) < SUCCESS.articulation
         return at_goal and not handle_held(sim) and ee_at_rest(sim)
     return False  # nav ends only by its stop action
 

@@ -1,17 +1,12 @@
 """Skill tasks as gymnasium envs (nav, pick, place, open/close fridge and cabinet) and the
 HAB composite env. See docs/CONTRACTS.md §4 and DESIGN.md §4."""
 
-from .config import (
-    HabConfig,
-    HabThresholds,
-    RewardConfig,
-    TaskConfig,
-    Thresholds,
-    default_task_config,
-)
+from rearrange.skill_spec import RewardConfig, SkillTarget, Thresholds
+
+from .config import HabConfig, HabThresholds, TaskConfig, default_task_config
 from .hab import HabEnv
 from .registry import TASK_REGISTRY, make_env, register_task
-from .sensors import SkillTarget, build_observation, task_observation_space
+from .sensors import build_observation, task_observation_space
 
 __all__ = [
     "TASK_REGISTRY",

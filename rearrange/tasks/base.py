@@ -13,12 +13,12 @@ import gymnasium
 import numpy as np
 
 from rearrange.sim.episode_types import SPLITS, Episode
+from rearrange.skill_spec import SkillTarget, action_layout
 
-from .actions import ARM_DOF, BASE_DOF, DecodedAction, action_space, decode_action
+from .actions import DecodedAction, action_space, decode_action
 from .config import TaskConfig
 from .grip_rules import GripTracker
 from .sensors import (
-    SkillTarget,
     build_observation,
     goal_polar,
     observation_space,
@@ -180,13 +180,14 @@ class SkillEnv(gymnasium.Env):
     def _decode(self, action) -> DecodedAction:
         """Validate and split the action; then the skill's grip / stop rule, as at deployment."""
         decoded = decode_action(self.task, self.config.base_movement, action)
+        layout = action_layout(self.task, self.config.base_movement)
         if decoded.stop and self.task == "nav" and self.config.stop_mask:
             dist = float(goal_polar(np.asarray(self.sim.base_pose()), self.target.nav_goal)[0])
-            masked = mask_nav_stop(action, BASE_DOF, dist)
+            masked = mask_nav_stop(action, layout.stop, dist)
             return decode_action(self.task, self.config.base_movement, masked)
         if not self.config.grip_mask or decoded.grip is None:
             return decoded
-        masked = self._grip.mask(action, ARM_DOF, self.sim, self.target)
+        masked = self._grip.mask(action, layout.grip, self.sim, self.target)
         return decode_action(self.task, self.config.base_movement, masked)
 
     def observe(self) -> dict:

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rearrange.skill_spec import SUCCESS
+
 # Grip rules per skill: how the grip dimension is overridden.
 GRIP_KEEP_ON_WHEN_HOLDING = "keep_on_when_holding"
 GRIP_KEEP_OFF_AFTER_RELEASE = "keep_off_after_release"
@@ -38,11 +40,11 @@ GRIP_RULES = {
     "close_cab": GRIP_HOLD_HANDLE_UNTIL_TARGET,
 }
 # Place may release only with the object this close to its goal (the place success threshold).
-PLACE_RELEASE_DIST = 0.15
+PLACE_RELEASE_DIST = SUCCESS.place
 # ... and no lower than this under the goal (the goal is the object's resting centre).
 PLACE_RELEASE_MAX_BELOW = 0.05
-# Open/close: the hold is over once the joint is this close to its target (Thresholds.articulation).
-ART_AT_TARGET_TOL = 0.05
+# Open/close: the hold is over once the joint is this close to its target (its success threshold).
+ART_AT_TARGET_TOL = SUCCESS.articulation
 
 
 def object_near_goal(

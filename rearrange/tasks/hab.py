@@ -16,16 +16,12 @@ import numpy as np
 from gymnasium import spaces
 
 from rearrange.sim.episode_types import HAB_SCENARIOS, SPLITS, Episode
+from rearrange.skill_spec import SkillTarget
 
 from .actions import DecodedAction, action_space, decode_action
 from .base import check_episodes, choose_episode, load_task_episodes, make_sim
 from .config import HabConfig
-from .sensors import (
-    SkillTarget,
-    articulation_target,
-    build_observation,
-    task_observation_space,
-)
+from .sensors import articulation_target, build_observation, task_observation_space
 
 
 class HabEnv:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import RewardConfig
+from rearrange.skill_spec import RewardConfig
 
 
 class DistanceDelta:

@@ -8,15 +8,15 @@ robot base frame; relative sensors point from the end-effector (EE) to the thing
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from gymnasium import spaces
 
 from rearrange.sim.episode_types import Episode
 from rearrange.sim.geometry import wrap_angle
+from rearrange.skill_spec import ARTICULATED_SKILLS, SkillTarget, Thresholds
 
-from .config import TaskConfig, Thresholds
+from .config import TaskConfig
 from .grip_rules import held_handle
 
 DEPTH_MAX = 10.0  # metres; the sim clips depth to [0, 10]
@@ -71,19 +71,8 @@ SENSOR_DIMS = {
 }
 
 
-@dataclass
-class SkillTarget:
-    """What a skill acts on. Fields a task does not use stay None."""
-
-    obj_index: int | None = None  # pick / place: episode object index
-    goal_pos: np.ndarray | None = None  # place: where the object goes (world)
-    nav_goal: np.ndarray | None = None  # nav: [x, y, yaw] (world)
-    articulation: str | None = None  # open / close: "fridge", "drawer_0", ...
-    art_target: float | None = None  # open / close: joint value to reach
-
-
 def articulation_target(task: str, name: str, th: Thresholds) -> float:
-    if task.startswith("close"):
+    if not ARTICULATED_SKILLS[task].opens:
         return 0.0
     return th.fridge_open if name == "fridge" else th.drawer_open
 
@@ -100,7 +89,8 @@ def skill_target_from_episode(task: str, episode: Episode, th: Thresholds) -> Sk
             raise ValueError(f"{task} episode {episode.episode_id} has no targets")
         t = episode.targets[0]
         return SkillTarget(obj_index=t.obj_index, goal_pos=np.asarray(t.goal_pos, dtype=float))
-    name = episode.extras.get("articulation") or ("fridge" if "fridge" in task else "drawer_0")
+    default = "fridge" if ARTICULATED_SKILLS[task].articulation == "fridge" else "drawer_0"
+    name = episode.extras.get("articulation") or default
     return SkillTarget(articulation=name, art_target=articulation_target(task, name, th))
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from rearrange.eval.executor import ExecutorConfig, TPSRLExecutor, nav_goal
 from rearrange.planner import make_plan
-from rearrange.skills import default_layout, make_skill
+from rearrange.skills import action_layout, make_skill
 from rearrange.tasks import HabConfig, HabEnv
 from rearrange.tasks.base import load_task_episodes
 
@@ -36,7 +36,7 @@ class AlwaysStopNav:
 
     def act(self, obs, sim):
         self.steps += 1
-        return default_layout("nav").compose(base=np.zeros(2), stop=True)
+        return action_layout("nav").compose(base=np.zeros(2), stop=True)
 
     def is_done(self, obs, sim):
         return True
@@ -50,7 +50,7 @@ class TeleportNav(AlwaysStopNav):
         assert sim.set_base_pose(*target.nav_goal)
 
     def act(self, obs, sim):
-        return default_layout("nav").compose(base=np.zeros(2), stop=True)
+        return action_layout("nav").compose(base=np.zeros(2), stop=True)
 
 
 class TeleportPick:
@@ -64,7 +64,7 @@ class TeleportPick:
         sim._start_holding(self.obj)  # test double: the sim's episode-start grasp
 
     def act(self, obs, sim):
-        return default_layout("pick").compose(arm=np.zeros(7), grip=1.0)
+        return action_layout("pick").compose(arm=np.zeros(7), grip=1.0)
 
     def is_done(self, obs, sim):
         return sim.held_object() == self.obj
@@ -76,7 +76,7 @@ class IdleSkill:
     def __init__(self, name, base_movement=False):
         self.name = self.task = name
         self.step_limit = 5
-        self.layout = default_layout(name, base_movement)
+        self.layout = action_layout(name, base_movement)
 
     def reset(self, target, sim=None):
         pass
@@ -166,7 +166,7 @@ class SetJointSkill:
         )
 
     def act(self, obs, sim):
-        return default_layout(self.name).compose(arm=np.zeros(7), grip=-1.0)
+        return action_layout(self.name).compose(arm=np.zeros(7), grip=-1.0)
 
     def is_done(self, obs, sim):
         return True

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sim_episodes_layouts import small_apartment
 
-from rearrange.sim.episode_types import HAB_SCENARIOS, SKILL_TASKS, Episode
+from rearrange.sim.episode_types import HAB_SCENARIOS, Episode
 from rearrange.sim.episodes import (
     SCENE_SEEDS,
     TASKS,
@@ -23,6 +23,7 @@ from rearrange.sim.episodes import (
 from rearrange.sim.layout_types import Layout, Receptacle
 from rearrange.sim.navmap import NavMap
 from rearrange.sim.objects import OBJECT_TYPES
+from rearrange.skill_spec import SKILL_NAMES
 
 _LAYOUTS: dict[tuple[int, str], Layout] = {}
 
@@ -225,7 +226,7 @@ def test_layout_without_a_fridge_gives_a_clear_error():
         generate_episodes("set_table", "val", 1, 0, layout_fn=no_fridge)
 
 
-@pytest.mark.parametrize("task", SKILL_TASKS + HAB_SCENARIOS)
+@pytest.mark.parametrize("task", SKILL_NAMES + HAB_SCENARIOS)
 def test_generated_apartments(task):
     apartment = pytest.importorskip("rearrange.sim.apartment")
     episodes = generate_episodes(task, "val", 2, 0)

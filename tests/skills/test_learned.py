@@ -45,7 +45,7 @@ def test_registry_builds_every_oracle():
         assert skill.name == name and skill.task == name
 
 
-def _tiny_checkpoint(path, task="pick"):
+def _tiny_checkpoint(path, task="pick", width_with_base=False):
     """A real (untrained) state-only policy checkpoint, written like the trainer does."""
     from dataclasses import asdict
 
@@ -55,7 +55,7 @@ def _tiny_checkpoint(path, task="pick"):
     from rearrange.ver_backend.checkpoint import save_checkpoint
 
     obs_space = task_observation_space(task, "state")
-    act_space = action_space(task, task == "nav")
+    act_space = action_space(task, task == "nav" or width_with_base)
     model = ModelConfig(backbone="none", rnn_hidden_size=16, state_mlp_hidden=(16,))
     policy = build_policy(obs_space, act_space, model)
     config = {
@@ -85,12 +85,13 @@ def test_learned_skill_loads_a_trainer_checkpoint_and_acts(tmp_path):
     skill.reset(SkillTarget(obj_index=0))
     obs = {k: np.full(s.shape, 0.5, dtype=np.float32) for k, s in obs_space.spaces.items()}
     a1 = skill.act(obs, None)
-    skill.act(obs, None)
+    a2 = skill.act(obs, None)
     assert a1.shape == (8,) and np.all(np.abs(a1) <= 1.0)
-    assert not np.allclose(skill._hidden.numpy(), 0.0)  # the recurrent state is carried
+    assert not np.allclose(a1, a2)  # the recurrent state (and previous action) is carried
     assert skill.steps == 2 and not skill.is_done(obs, None)
     skill.reset(SkillTarget(obj_index=0))  # a new target starts from a zero state
-    assert np.allclose(skill._hidden.numpy(), 0.0) and skill.steps == 0
+    assert skill.steps == 0
+    np.testing.assert_array_equal(skill.act(obs, None), a1)
     with pytest.raises(SkillError, match="needs observations"):
         skill.act({}, None)
 
@@ -132,3 +133,18 @@ def _deterministic_action(skill, obs):
         t, h, prev, torch.zeros(1, dtype=torch.bool), deterministic=True
     )
     return np.clip(action[0].numpy(), -1.0, 1.0)
+
+
+def test_base_movement_comes_from_the_recorded_config_else_the_action_width(tmp_path):
+    from skills_testlib import train_ckpt
+
+    train_ckpt(tmp_path / "pick_bm.pt", base_movement=True)
+    skill = LearnedSkill(tmp_path / "pick_bm.pt", skill_name="pick")
+    assert skill.base_movement and skill.layout.base == slice(8, 10)
+    # older checkpoints record no task config: 10 wide moves the base, 8 wide does not
+    _tiny_checkpoint(tmp_path / "pick.pt")
+    assert not LearnedSkill(tmp_path / "pick.pt").base_movement
+    _tiny_checkpoint(tmp_path / "place.pt", task="place", width_with_base=True)
+    assert LearnedSkill(tmp_path / "place.pt").base_movement
+    _tiny_checkpoint(tmp_path / "nav.pt", task="nav")
+    assert not LearnedSkill(tmp_path / "nav.pt").base_movement

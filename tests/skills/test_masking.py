@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from rearrange.skills import masking
-from rearrange.skills.base import ActionLayout, default_layout
 
 
 def test_stop_masked_while_goal_far():
@@ -58,20 +57,6 @@ def test_grip_mask_without_grip_dim_is_noop_and_bad_rule_raises():
     np.testing.assert_allclose(masking.mask_grip(a, None, "keep_current", True), a)
     with pytest.raises(ValueError, match="unknown grip rule"):
         masking.mask_grip(a, 0, "sometimes", True)
-
-
-def test_action_layouts_match_task_widths():
-    from rearrange.tasks.actions import action_dim
-
-    for task in ("nav", "pick", "place", "open_fridge", "close_cab"):
-        for bm in (False, True):
-            want = action_dim(task, bm or task == "nav")
-            assert default_layout(task, bm or task == "nav").size == want
-    nav = default_layout("nav")
-    np.testing.assert_allclose(nav.compose(base=np.array([0.5, -2.0]), stop=True), [0.5, -1.0, 1.0])
-    pick = ActionLayout.from_parts([("arm", 7), ("grip", 1), ("base", 2)])
-    a = pick.compose(arm=np.full(7, 0.1), grip=1.0, base=np.array([0.2, 0.3]))
-    np.testing.assert_allclose(a, [0.1] * 7 + [1.0, 0.2, 0.3], rtol=1e-6)
 
 
 def test_place_may_release_only_near_its_goal_and_never_regrasps():

@@ -8,7 +8,7 @@ the 20-episode version is marked slow.
 import numpy as np
 import pytest
 
-from rearrange.sim.episode_types import SKILL_TASKS
+from rearrange.skill_spec import SKILL_NAMES
 from rearrange.skills.ik import solve_ik
 from rearrange.skills.oracle_common import base_to_world
 from rearrange.skills.registry import make_oracle
@@ -91,7 +91,7 @@ def test_fridge_oracles_run_through_their_episodes(task):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task", SKILL_TASKS)
+@pytest.mark.parametrize("task", SKILL_NAMES)
 def test_oracle_success_rate_20_episodes(task):
     if task in KNOWN_BROKEN:
         pytest.xfail(KNOWN_BROKEN[task])

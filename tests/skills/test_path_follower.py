@@ -6,7 +6,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from rearrange.skills.base import SkillError, SkillTarget
+from rearrange.skill_spec import SkillTarget
+from rearrange.skills.base import SkillError
 from rearrange.skills.oracle_nav import POLICY_DT, OracleNav, PathFollower
 
 MAX_LIN, MAX_ANG = 1.0, 1.5
@@ -102,7 +103,7 @@ def test_nav_without_a_goal_is_a_one_line_error():
 
 
 def test_hab_step_limits_fit_the_apartments_and_nonav_adds_a_nav():
-    from rearrange.skills.base import NAV_STEP_LIMIT_HAB, step_limit_for
+    from rearrange.skill_spec import NAV_STEP_LIMIT_HAB, step_limit_for
 
     assert step_limit_for("nav") == 300
     assert step_limit_for("pick") == 200

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from tasks_fakes import FakeSim, make_episode
 
+from rearrange.skill_spec import SKILL_NAMES
 from rearrange.tasks import SkillTarget, default_task_config, make_env
-from rearrange.tasks.config import SKILL_TASKS
 
 NAV_GO = np.array([0.0, 0.0, -1.0], dtype=np.float32)
 NAV_STOP = np.array([0.0, 0.0, 1.0], dtype=np.float32)
@@ -152,7 +152,7 @@ def test_close_fridge_success_and_wrong_grasp():
     assert info["reward_terms"]["wrong_grasp"] == -5.0 and term and not info["success"]
 
 
-@pytest.mark.parametrize("task", SKILL_TASKS)
+@pytest.mark.parametrize("task", SKILL_NAMES)
 @pytest.mark.parametrize("preset", ["depth", "state"])
 @pytest.mark.parametrize("base", [False, True])
 def test_observations_match_spaces(task, preset, base):

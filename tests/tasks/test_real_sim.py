@@ -13,8 +13,8 @@ import pytest  # noqa: E402
 pytest.importorskip("rearrange.sim.world")
 
 from rearrange.sim.world import RearrangeSim  # noqa: E402
+from rearrange.skill_spec import SKILL_NAMES  # noqa: E402
 from rearrange.tasks import HabConfig, HabEnv, default_task_config, make_env  # noqa: E402
-from rearrange.tasks.config import SKILL_TASKS  # noqa: E402
 from rearrange.tasks.rewards import ee_to_point  # noqa: E402
 
 
@@ -32,7 +32,7 @@ def _env(sim, task, preset="state", base=False, **cfg):
     return env, obs
 
 
-@pytest.mark.parametrize("task", SKILL_TASKS)
+@pytest.mark.parametrize("task", SKILL_NAMES)
 def test_state_observations_match_spaces(sim, task):
     env, obs = _env(sim, task, base=task == "pick")
     assert env.observation_space.contains(obs)

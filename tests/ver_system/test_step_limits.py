@@ -1,11 +1,12 @@
 """The base-movement step limit reaches training (issue 12's bug): the per-skill defaults live
-in tasks/config.py and are resolved after base_movement is known, through compose and the CLI."""
+in skill_spec.py and are resolved after base_movement is known, through compose and the CLI."""
 
 import pytest
 import yaml
 
 from rearrange.config import compose_train_config
-from rearrange.tasks.config import BASE_MOVEMENT_EXTRA_STEPS, MAX_EPISODE_STEPS, default_task_config
+from rearrange.skill_spec import BASE_MOVEMENT_EXTRA_STEPS, MAX_EPISODE_STEPS
+from rearrange.tasks.config import default_task_config
 from rearrange.train_skill import main
 
 
