@@ -138,7 +138,6 @@ class Thresholds:
     articulation: float = 0.05  # joint units (rad for the fridge hinge, m for drawers)
     fridge_open: float = 1.2208  # rad
     drawer_open: float = 0.45  # m
-    handle_grasp: float = 0.15  # m, EE within this of the handle with suction on = grasped
 
 
 SUCCESS = Thresholds()  # the defaults, for code that takes no config

@@ -25,22 +25,16 @@ import numpy as np
 from rearrange.eval.overlays import episode_overlays
 from rearrange.eval.report import EpisodeRecord
 from rearrange.planner import PlanStep, plan_stages
+from rearrange.sim.placement import nav_goal_pose
 from rearrange.skill_spec import (
     ARTICULATED_SKILLS,
     HAB_STEP_LIMITS,
     action_layout,
-    step_limit_for,
 )
 from rearrange.skills import Skill
 from rearrange.skills.masking import STOP_MASK_DIST, mask_nav_stop, nav_goal_distance
-from rearrange.skills.stand_pose import best_ready_pose, scene_now
 from rearrange.tasks import HabEnv
 from rearrange.tasks.grip_rules import GripTracker
-
-# m: extra distance out of the furniture beyond NavMap.approach_point (one grid cell).
-STAND_MARGIN = 0.05
-# Directions (relative to the furniture's front) tried for the nav goal, in order.
-APPROACH_TURNS = (0.0, math.pi / 4, -math.pi / 4, math.pi / 2, -math.pi / 2, math.pi)
 
 FLOOR_Z = 0.2  # m: an object centre below this fell off its receptacle (issue 5)
 
@@ -161,9 +155,7 @@ class TPSRLExecutor:
         )
         skill.reset(replace(task_target, receptacle=step.receptacle), env.sim)
         layout = action_layout(step.skill, env.skill_base_movement(step.skill))
-        limit = self.config.step_limits.get(step.skill) or int(
-            getattr(skill, "step_limit", None) or step_limit_for(step.skill)
-        )
+        limit = self.config.step_limits.get(step.skill) or int(skill.step_limit)
         masks = GripTracker(step.skill)
         run = StepRun()
         obs = env.observe(step.skill, task_target)
@@ -269,81 +261,16 @@ def nav_entity_xy(env: HabEnv, step: PlanStep) -> tuple[float, float]:
 
 
 def nav_goal(env: HabEnv, step: PlanStep) -> tuple[float, float, float]:
-    """(x, y, yaw) a nav step drives to: a pick-ready pose for what the next skill works on,
-    the same kind of pose the nav skill's training episodes end at (CONTRACTS §1,
-    `episodes._build_pick`): navigable, the target within the arm's reach, facing it, the
-    resting robot (and held object) touching nothing (`skills.stand_pose`).
-
-    Falls back to the point in front of the furniture when no such pose exists."""
-    x, y = nav_entity_xy(env, step)
-    front = _front_yaw(env, step)
-    work = _fridge_work_pose(env, step)
-    if work is not None:
-        return work
+    """(x, y, yaw) a nav step drives to: a pick-ready pose for what the next skill works on
+    (`placement.nav_goal_pose`), holding what the robot holds when it carries an object to
+    its goal; for a door or drawer, its work pose or a pose clear of the drawer's travel."""
+    articulation = None
+    if step.nav_kind == "articulation":
+        articulation = _articulation(env.sim.layout, step.articulation)
     held = env.sim.held_object() if step.nav_kind == "goal" else None
-    force_open = (step.articulation,) if _drawer_travel(env, step) else ()
-    pose = best_ready_pose(env.sim, (x, y), front, held=held, force_open=force_open)
-    if pose is None and force_open:  # no pose clear of the open drawer: as it is now
-        pose = best_ready_pose(env.sim, (x, y), front)
-    return pose if pose is not None else _front_pose(env, step, x, y, front)
-
-
-def _fridge_work_pose(env: HabEnv, step: PlanStep) -> tuple[float, float, float] | None:
-    """For the fridge door: the episode generator's work pose (the open/close fridge skill
-    episodes start around it; it keeps the whole handle arc in reach), if clear now."""
-    from rearrange.sim.episodes import articulation_work_pose as work_pose
-
-    if step.nav_kind != "articulation":
-        return None
-    art = _articulation(env.sim.layout, step.articulation)
-    if art.kind != "hinge":
-        return None
-    # the sim's footprints: the same base check the generator's work poses were made with
-    footprints = getattr(env.sim, "footprints", None)
-    pose = tuple(float(v) for v in work_pose(env.sim.layout, art, footprints=footprints))
-    held = env.sim.held_object()
-    return pose if scene_now(env.sim, held).pose_ok(*pose) else None
-
-
-def _front_pose(env: HabEnv, step: PlanStep, x: float, y: float, front: float):
-    """The point just in front of the furniture (first direction reachable), facing x, y."""
-    nm = env.sim.navmap
-    here = tuple(float(v) for v in env.sim.base_pose()[:2])
-    extra = _drawer_travel(env, step)
-    stand = None
-    for turn in APPROACH_TURNS if not extra else (0.0,):
-        cand = _stand_point(nm, x, y, front + turn, extra)
-        if cand is not None and math.isfinite(nm.geodesic_distance(here, cand)):
-            stand = cand
-            break
-    if stand is None:
-        stand = _stand_point(nm, x, y, front) or tuple(float(v) for v in nm.snap(x, y))
-    sx, sy = stand
-    face = math.atan2(y - sy, x - sx) if math.hypot(x - sx, y - sy) > 1e-6 else front + math.pi
-    return sx, sy, face
-
-
-def _stand_point(
-    nm: Any, x: float, y: float, yaw: float, extra: float = 0.0
-) -> tuple[float, float] | None:
-    stand = nm.approach_point(x, y, yaw)
-    if stand is None:
-        return None
-    sx, sy = float(stand[0]), float(stand[1])
-    # approach_point returns the first navigable grid cell's point, which can sit up to
-    # half a cell inside the inflated obstacle; step out a little so the base fits there
-    # (and, in front of a drawer, out of the way of the opening drawer).
-    out = STAND_MARGIN + extra
-    mx, my = sx + out * math.cos(yaw), sy + out * math.sin(yaw)
-    return (mx, my) if nm.is_navigable(mx, my) else (sx, sy)
-
-
-def _drawer_travel(env: HabEnv, step: PlanStep) -> float:
-    """How far a drawer the nav leads to slides out (0 for anything else)."""
-    if step.nav_kind != "articulation":
-        return 0.0
-    art = _articulation(env.sim.layout, step.articulation)
-    return abs(art.open - art.closed) if art.kind == "slide" else 0.0
+    return nav_goal_pose(
+        env.sim, nav_entity_xy(env, step), _front_yaw(env, step), held, articulation
+    )
 
 
 def _front_yaw(env: HabEnv, step: PlanStep) -> float:

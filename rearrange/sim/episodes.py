@@ -30,10 +30,10 @@ Conventions the tasks rely on (beyond `episode_types.py`):
   back up to `place_far_reach` (the HAB executor's relaxed stand poses).
 - open/close tasks: `extras["articulation"]` names the articulation; no targets.
 - `articulations` lists every articulation of the layout explicitly.
-- every robot pose (starts, far starts, nav goals) passes the sim's base check
-  (`world.Footprints.collides` with the robot radius), lies outside an open fridge door's
-  swing, and the resting robot (arm measured from the MuJoCo model, plus a held object)
-  touches no wall, furniture box, door, drawer or object (`clearance.RobotClearance`).
+- every robot pose (starts, far starts, nav goals) passes `RobotPlacement.pose_ok`
+  (`rearrange.sim.placement`): the sim's base check, outside an open fridge door's swing,
+  and the resting robot (arm measured from the MuJoCo model, plus a held object) touching
+  no wall, furniture box, door, drawer or object.
 """
 
 from __future__ import annotations
@@ -49,7 +49,6 @@ from pathlib import Path
 
 import numpy as np
 
-from rearrange.sim.clearance import RobotClearance, arm_discs
 from rearrange.sim.episode_types import (
     HAB_SCENARIOS,
     SPLITS,
@@ -57,11 +56,10 @@ from rearrange.sim.episode_types import (
     ObjectPlacement,
     Target,
 )
-from rearrange.sim.geometry import wrap_angle
-from rearrange.sim.layout_types import Articulation, Layout, Receptacle
+from rearrange.sim.layout_types import Layout, Receptacle
 from rearrange.sim.navmap import NavMap
 from rearrange.sim.objects import OBJECT_TYPES, ObjectType
-from rearrange.sim.world import Footprints
+from rearrange.sim.placement import Footprints, NoPlacement, PlacementConfig, RobotPlacement
 from rearrange.skill_spec import ARTICULATED_SKILLS, SKILL_NAMES
 
 TASKS = SKILL_NAMES + HAB_SCENARIOS
@@ -79,29 +77,16 @@ class EpisodeError(ValueError):
 
 
 @dataclass(frozen=True)
-class EpisodeGenConfig:
-    robot_radius: float = 0.3  # NavMap inflation (m)
-    spawn_max_dist: float = 2.0  # geodesic spawn radius around the target (Habitat 2.0)
-    yaw_noise: float = math.radians(30)  # spawn heading noise around "facing the target"
+class EpisodeGenConfig(PlacementConfig):
+    """Episode generation: the robot placement rules (`PlacementConfig`) plus what goes
+    into the scene and where the arm starts."""
+
     min_objects: int = 5
     max_objects: int = 10  # inclusive
     object_gap: float = 0.01  # free space between object footprints (m)
     fridge_pick_prob: float = 0.2  # pick episodes with the target on the open fridge shelf
     nav_min_dist: float = 2.0  # nav starts at least this far (geodesic) from the goal
     max_attempts: int = 30  # scenes tried per episode before giving up
-    decimals: int = 5  # rounding of stored numbers (keeps files small, round trips exact)
-    # Whole-robot clearance at spawns (clearance.py): free space kept around the arm, the
-    # held object and (against doors/drawers) the base.
-    robot_clearance: float = 0.03
-    spawn_yaw_tries: int = 8  # heading draws per spawn cell before trying another cell
-    # Close spawns (no base movement): the target's horizontal distance from the shoulder
-    # (pan axis, `shoulder_x` ahead of the base centre). Kinematic IK on the MuJoCo Fetch
-    # reaches >= 1.0 m at 0.5 m height and >= 1.1 m at 1.0 m height for bearings up to
-    # ±90°, so 0.85 m keeps a margin and ±yaw_noise (30°) keeps the target reachable and
-    # in the 90° head camera view.
-    reach_min: float = 0.4
-    reach_max: float = 0.85
-    shoulder_x: float = 0.033
     # Pick and place start with the arm where the previous skill left it (issue 10). A
     # learned pick stops as soon as its EE is within the 0.15 m rest tolerance (HAB:
     # 0.13-0.15 m from rest, ~0.12 m low, joints up to ~0.9 rad off rest) holding the
@@ -118,22 +103,12 @@ class EpisodeGenConfig:
     grasp_top_cone: float = math.radians(40)  # spread of those around the gripper axis
     grasp_max_tilt: float = math.radians(20)  # held object's tilt from upright
     grasp_gap: float = 0.005  # m between object and gripper (suction grasps within 0.02)
-    # Place spawns like the HAB executor's stand poses (`skills.stand_pose`, which reads
-    # these): the best pose there has the target at comfort_reach from the shoulder and
-    # faces it exactly, while close spawns spread over the whole band (median ~0.77 m).
-    place_ready_prob: float = 0.5
-    comfort_reach: float = 0.6  # m: the middle of the [reach_min, reach_max] band
-    comfort_spread: float = 0.1  # m: ready-pose spawns within comfort_reach ± this
-    ready_yaw_noise: float = math.radians(5)
-    # executor's FAR_REACH: place spawns stand back this far at most when no spawn within
-    # reach_max keeps the arm and held object clear
-    place_far_reach: float = 1.0
 
 
 LayoutFn = Callable[[int, str], Layout]
 
 
-class _Retry(Exception):
+class _Retry(NoPlacement):
     """This scene/draw cannot host the episode; try another."""
 
 
@@ -153,28 +128,12 @@ def _default_layout_fn(seed: int, split: str) -> Layout:
 # ---------------------------------------------------------------------------------- scene
 
 
-class _Scene:
-    """One layout being filled with objects for one episode draw."""
+class _Scene(RobotPlacement):
+    """One layout being filled with objects for one episode draw (robot poses: the base)."""
 
-    def __init__(
-        self,
-        layout: Layout,
-        navmap: NavMap,
-        rng: np.random.Generator,
-        cfg: EpisodeGenConfig,
-        footprints: Footprints | None = None,
-    ):
-        self.layout, self.navmap, self.rng, self.cfg = layout, navmap, rng, cfg
-        self.footprints = footprints or Footprints(layout)  # the sim's exact base check
-        self._clearance: RobotClearance | None = None
-        self.held: int | None = None  # object index starting in the gripper (place)
-        # base-frame disc of the held object when not at the resting grasp (stand_pose)
-        self.held_disc: tuple[float, float, float, float, float] | None = None
-        # base-frame arm discs when the arm does not start at rest (place: `_pick_end`)
-        self.arm_discs: np.ndarray | None = None
-        self.objects: list[ObjectPlacement] = []
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         self.taken: dict[str, list[tuple[float, float, float]]] = {}  # receptacle -> (x, y, r)
-        self.open_articulations: set[str] = set()
 
     # receptacles -------------------------------------------------------------------
     def receptacles(self, predicate: Callable[[Receptacle], bool]) -> list[Receptacle]:
@@ -211,12 +170,8 @@ class _Scene:
                 for ox, oy, orad in taken
             ):
                 taken.append((x, y, r))
-                return self._round3((x, y, rec.top_z + obj.half_height + 0.002))
+                return self.rounded((x, y, rec.top_z + obj.half_height + 0.002))
         raise _Retry(f"no room left on {rec.name}")
-
-    def _round3(self, p) -> tuple[float, float, float]:
-        d = self.cfg.decimals
-        return (round(float(p[0]), d), round(float(p[1]), d), round(float(p[2]), d))
 
     def add_object(self, obj: ObjectType, rec: Receptacle) -> int:
         pos = self.free_pose(obj, rec)
@@ -249,284 +204,6 @@ class _Scene:
     def target(self, obj_index: int, rec: Receptacle) -> Target:
         obj = OBJECT_TYPES[self.objects[obj_index].obj_type]
         return Target(obj_index, self.free_pose(obj, rec), rec.name)
-
-    # robot ---------------------------------------------------------------------------
-    def articulation_values(self) -> dict[str, float]:
-        return {
-            a.name: float(a.open if a.name in self.open_articulations else a.closed)
-            for a in self.layout.articulations
-        }
-
-    def _blocked_by_door(self, cells_xy: np.ndarray, margin: float) -> np.ndarray:
-        """Points within `margin` of an open hinged door's sweep (the NavMap only knows
-        closed furniture)."""
-        blocked = np.zeros(len(cells_xy), dtype=bool)
-        for art in self.layout.articulations:
-            if art.kind != "hinge" or art.name not in self.open_articulations:
-                continue
-            hinge, front, width = _door_geometry(self.layout, art)
-            rel = cells_xy - hinge
-            reach = width + margin
-            blocked |= (np.hypot(rel[:, 0], rel[:, 1]) < reach) & (rel @ front > -0.05)
-        return blocked
-
-    def _cells_xy(self, cells: np.ndarray) -> np.ndarray:
-        res, (x0, y0) = self.navmap.resolution, self.navmap.origin
-        return np.stack([x0 + (cells[:, 1] + 0.5) * res, y0 + (cells[:, 0] + 0.5) * res], axis=1)
-
-    def clearance(self) -> RobotClearance:
-        """Whole-robot check against this draw's articulations and objects (built lazily:
-        spawns are drawn after every object is placed)."""
-        if self._clearance is None:
-            held = self.held if self.held is not None else -1
-            objs = []
-            for i, o in enumerate(self.objects):
-                if i == held:
-                    continue  # it is in the gripper, not on its receptacle
-                t = OBJECT_TYPES[o.obj_type]
-                z = o.pos[2]
-                objs.append(
-                    (o.pos[0], o.pos[1], t.footprint_radius, z - t.half_height, z + t.half_height)
-                )
-            held_size = (
-                None if self.held is None else OBJECT_TYPES[self.objects[self.held].obj_type].size
-            )
-            self._clearance = RobotClearance(
-                self.layout,
-                self.articulation_values(),
-                objs,
-                base_radius=self.cfg.robot_radius,
-                margin=self.cfg.robot_clearance,
-                held_size=held_size,
-                held_disc=self.held_disc,
-            )
-            if self.arm_discs is not None:  # the arm as it starts, not at rest
-                rc = self._clearance
-                extra = rc.discs[len(arm_discs(base_radius=self.cfg.robot_radius)) :]
-                rc.discs = np.vstack([self.arm_discs, extra])
-        return self._clearance
-
-    def pose_ok(self, x: float, y: float, yaw: float) -> bool:
-        """The sim accepts the base there and the resting robot touches nothing."""
-        if self.footprints.collides(x, y, self.cfg.robot_radius):
-            return False
-        if self._blocked_by_door(np.array([[x, y]]), self.cfg.robot_radius + 0.05)[0]:
-            return False
-        return self.clearance().robot_free(x, y, yaw)
-
-    def _free_pose(self, x: float, y: float, yaw_center: float, yaw_spread: float):
-        """A pose at (x, y) with heading yaw_center ± yaw_spread that passes `pose_ok`."""
-        for _ in range(self.cfg.spawn_yaw_tries if yaw_spread > 0 else 1):
-            yaw = yaw_center + (
-                self.rng.uniform(-yaw_spread, yaw_spread) if yaw_spread > 0 else 0.0
-            )
-            pose = self._pose(x, y, yaw)
-            if self.pose_ok(*pose):
-                return pose
-        return None
-
-    def spawn_anywhere(self, away_from=None, min_dist: float = 0.0) -> tuple[float, float, float]:
-        """A random pose in the main navigable region (optionally ≥ min_dist from a point)."""
-        cells = self.navmap.candidates()
-        xy = self._cells_xy(cells)
-        keep = ~self._blocked_by_door(xy, self.navmap.robot_radius + 0.05)
-        if away_from is not None:
-            dist = self.navmap.distance_grid(float(away_from[0]), float(away_from[1]))
-            far = dist[cells[:, 0], cells[:, 1]]
-            keep &= np.isfinite(far) & (far >= min_dist)
-        xy = xy[keep]
-        for i in self.rng.integers(len(xy), size=20) if len(xy) else []:
-            x, y = (float(v) for v in xy[i])
-            pose = self._free_pose(x, y, 0.0, math.pi)
-            if pose is not None:
-                return pose
-        raise _Retry("no free spawn cell")
-
-    def _stand(self, target_xy, approach_yaw: float) -> tuple[float, float]:
-        stand = self.navmap.approach_point(float(target_xy[0]), float(target_xy[1]), approach_yaw)
-        if stand is None:
-            raise _Retry("target not reachable from the floor")
-        return stand
-
-    def spawn_near(self, target_xy, approach_yaw: float) -> tuple[float, float, float]:
-        """Far spawn: navigable, within spawn_max_dist (geodesic) of target_xy, facing it ±
-        yaw noise."""
-        tx, ty = float(target_xy[0]), float(target_xy[1])
-        stand = self._stand(target_xy, approach_yaw)
-        # within the radius both via the approach point and by the NavMap's own snapping
-        # (less a hair, so float32 distance fields read back <= spawn_max_dist too)
-        radius = self.cfg.spawn_max_dist - 1e-4
-        budget = radius - math.hypot(stand[0] - tx, stand[1] - ty)
-        mask = np.zeros(self.navmap.shape, dtype=bool)
-        direct = self.navmap.candidates(near=(tx, ty), max_dist=radius)
-        mask[direct[:, 0], direct[:, 1]] = True
-        cells = self.navmap.candidates(near=stand, max_dist=budget)
-        cells = cells[mask[cells[:, 0], cells[:, 1]]]
-        xy = self._cells_xy(cells)
-        xy = xy[~self._blocked_by_door(xy, self.navmap.robot_radius + 0.05)]
-        for i in self.rng.permutation(len(xy))[:50]:
-            x, y = (float(v) for v in xy[i])
-            pose = self._free_pose(x, y, math.atan2(ty - y, tx - x), self.cfg.yaw_noise)
-            if pose is not None:
-                return pose
-        raise _Retry("no spawn cell near the target")
-
-    def _in_reach(self, pose, target_xy, band: tuple[float, float] | None = None) -> bool:
-        x, y, yaw = pose
-        sx = x + self.cfg.shoulder_x * math.cos(yaw)
-        sy = y + self.cfg.shoulder_x * math.sin(yaw)
-        d = math.hypot(float(target_xy[0]) - sx, float(target_xy[1]) - sy)
-        lo, hi = band or (self.cfg.reach_min, self.cfg.reach_max)
-        return lo <= d <= hi
-
-    def spawn_close(
-        self,
-        target_xy,
-        approach_yaw: float,
-        yaw_noise: float | None = None,
-        band: tuple[float, float] | None = None,
-    ) -> tuple[float, float, float]:
-        """Close spawn: the target within the arm's reach from the shoulder without moving
-        the base; heading facing it ± yaw_noise (default cfg.yaw_noise; 0: exactly).
-        `band` replaces the shoulder-to-target reach band (cfg.reach_min, cfg.reach_max)."""
-        noise = self.cfg.yaw_noise if yaw_noise is None else yaw_noise
-        lo, hi = band or (self.cfg.reach_min, self.cfg.reach_max)
-        tx, ty = float(target_xy[0]), float(target_xy[1])
-        stand = self._stand(target_xy, approach_yaw)
-        cells = self.navmap.candidates(near=stand, max_dist=2 * hi)
-        xy = self._cells_xy(cells)
-        d = np.hypot(xy[:, 0] - tx, xy[:, 1] - ty)
-        xy = xy[(d <= hi + self.cfg.shoulder_x) & (d >= lo - self.cfg.shoulder_x)]
-        xy = xy[~self._blocked_by_door(xy, self.navmap.robot_radius + 0.05)]
-        for i in self.rng.permutation(len(xy))[:60]:
-            x, y = (float(v) for v in xy[i])
-            pose = self._free_pose(x, y, math.atan2(ty - y, tx - x), noise)
-            if pose is not None and self._in_reach(pose, (tx, ty), (lo, hi)):
-                return pose
-        raise _Retry("no spawn cell within arm's reach of the target")
-
-    def spawn_place(self, target_xy, approach_yaw: float) -> tuple[float, float, float]:
-        """A place start: with `place_ready_prob` like the HAB executor's stand pose
-        (`skills.stand_pose.ready_pose`: target near the comfortable reach, facing it),
-        else a close spawn; where the arm or held object hangs over the receptacle from
-        every such cell, standing back up to `place_far_reach` (the executor's relaxed
-        stand pose)."""
-        cfg = self.cfg
-        if self.rng.random() < cfg.place_ready_prob:
-            band = (cfg.comfort_reach - cfg.comfort_spread, cfg.comfort_reach + cfg.comfort_spread)
-            try:
-                return self.spawn_close(target_xy, approach_yaw, cfg.ready_yaw_noise, band)
-            except _Retry:
-                pass
-        try:
-            return self.spawn_close(target_xy, approach_yaw)
-        except _Retry:
-            band = (cfg.reach_min, cfg.place_far_reach)
-            return self.spawn_close(target_xy, approach_yaw, band=band)
-
-    def _pose(self, x: float, y: float, yaw: float) -> tuple[float, float, float]:
-        yaw = wrap_angle(yaw)
-        return self._round3((x, y, yaw))
-
-    def front_yaw(self, furniture: str) -> float:
-        return self.layout.furniture_named(furniture).front_yaw
-
-
-# Fridge work pose in the door's hinge frame (x out of the fridge, y along the closed door
-# from the hinge toward the handle is -y): from here the handle's whole arc (closed to
-# open, 0.72 m radius) lies 0.5-0.83 m from the shoulder, and the swinging door stays
-# > 0.4 m from the base centre. The robot faces the middle of the arc.
-FRIDGE_WORK_XY = (0.92, -0.87)
-FRIDGE_WORK_NOISE = 0.05  # m, uniform per axis, for close spawns
-FRIDGE_WORK_YAW_NOISE = math.radians(8)
-# Drawer work pose: in front of the mid-travel handle, facing the cabinet, shifted so the
-# handle line passes the robot's right side at the resting EE's lateral offset (-0.24 m in
-# the base frame) less a margin for the ±30° facing rule: the closed handle (0.83 m away)
-# and the open one (0.38 m) both stay in reach, and the arm ends either task near rest.
-DRAWER_WORK_OUT = 0.6  # m in front of the mid-travel handle
-DRAWER_WORK_SIDE = -0.15  # m, the handle's offset to the robot's left (negative: right)
-DRAWER_WORK_NOISE = 0.04  # m, uniform per axis, for close spawns
-
-
-def _rot2(v, yaw: float) -> np.ndarray:
-    c, s = math.cos(yaw), math.sin(yaw)
-    return np.array([c * v[0] - s * v[1], s * v[0] + c * v[1]])
-
-
-def _fridge_hinge_xy(art: Articulation, front_yaw: float) -> np.ndarray:
-    from rearrange.sim import apartment as A
-
-    local = (
-        A.FRIDGE_DOOR_THICKNESS + A.FRIDGE_HANDLE_OUT,
-        -2 * A.FRIDGE_HALF[1] + A.FRIDGE_HANDLE_INSET,
-    )
-    return np.asarray(art.handle_closed_pos[:2], dtype=np.float64) - _rot2(local, front_yaw)
-
-
-WORK_SHIFT_MAX = 0.3  # m the work pose may move off its nominal spot when that is blocked
-WORK_REACH = (0.35, 0.9)  # m, shoulder to both ends of the handle travel (horizontal)
-
-
-def _nominal_work_pose(layout: Layout, art: Articulation) -> tuple[np.ndarray, float, list]:
-    """(stand xy, heading, handle xy at both ends of the travel) before any shift."""
-    yaw = layout.furniture_named(art.furniture).front_yaw
-    front = np.array([math.cos(yaw), math.sin(yaw)])
-    closed = np.asarray(art.handle_closed_pos[:2], dtype=np.float64)
-    if art.kind == "hinge":
-        hinge = _fridge_hinge_xy(art, yaw)
-        stand = hinge + _rot2(FRIDGE_WORK_XY, yaw)
-        opened = hinge + _rot2(closed - hinge, art.open - art.closed)
-        mid = hinge + _rot2(closed - hinge, 0.5 * (art.open - art.closed))
-        return stand, math.atan2(mid[1] - stand[1], mid[0] - stand[0]), [closed, opened]
-    opened = closed + front * (art.open - art.closed)
-    left = np.array([front[1], -front[0]])  # the robot's left while it faces the cabinet
-    stand = 0.5 * (closed + opened) + DRAWER_WORK_OUT * front - DRAWER_WORK_SIDE * left
-    return stand, wrap_angle(yaw + math.pi), [closed, opened]
-
-
-def articulation_work_pose(
-    layout: Layout,
-    art: Articulation,
-    q: float = 0.0,
-    footprints: Footprints | None = None,
-    robot_radius: float = 0.3,
-    shoulder_x: float = 0.033,
-) -> tuple[float, float, float]:
-    """Base pose (x, y, yaw) for working `art`'s handle over its whole travel (fridge: see
-    FRIDGE_WORK_XY, facing the middle of the arc; drawer: DRAWER_WORK_OUT in front of the
-    mid-travel handle, which lies DRAWER_WORK_SIDE to the robot's left, facing the
-    cabinet). Where walls or furniture (`footprints`, default the layout's) block that
-    spot, the nearest free one within WORK_SHIFT_MAX that keeps both ends of the travel
-    within WORK_REACH of the shoulder (a cabinet beside the fridge blocked it). `q` is
-    unused (the pose covers the whole travel)."""
-    stand, yaw, ends = _nominal_work_pose(layout, art)
-    fp = footprints if footprints is not None else Footprints(layout)
-    head = np.array([math.cos(yaw), math.sin(yaw)])
-    for r in np.arange(0.0, WORK_SHIFT_MAX + 1e-9, 0.05):
-        for a in np.linspace(0.0, 2 * math.pi, 1 if r == 0 else 16, endpoint=False):
-            xy = stand + r * np.array([math.cos(a), math.sin(a)])
-            if fp.collides(float(xy[0]), float(xy[1]), robot_radius + 0.02):
-                continue
-            shoulder = xy + shoulder_x * head
-            reach = [float(np.linalg.norm(e - shoulder)) for e in ends]
-            if WORK_REACH[0] <= min(reach) and max(reach) <= WORK_REACH[1]:
-                return float(xy[0]), float(xy[1]), float(yaw)
-    return float(stand[0]), float(stand[1]), float(yaw)  # boxed in: the nominal pose
-
-
-def _door_geometry(layout: Layout, art: Articulation) -> tuple[np.ndarray, np.ndarray, float]:
-    """Hinge (x, y), front direction and door width of a hinged door on its furniture.
-
-    The hinge is on the front face, on the side opposite the handle (the handle sits near
-    the door's free edge); the door is as wide as the furniture.
-    """
-    f = layout.furniture_named(art.furniture)
-    front = np.array([math.cos(f.front_yaw), math.sin(f.front_yaw)])
-    side = np.array([-front[1], front[0]])
-    center = np.array(f.center)
-    handle_side = float((np.array(art.handle_closed_pos[:2]) - center) @ side)
-    hinge = center + f.half_size[0] * front - math.copysign(f.half_size[1], handle_side) * side
-    return hinge, front, 2.0 * f.half_size[1]
 
 
 # ---------------------------------------------------------------------------------- pick ends
@@ -871,37 +548,9 @@ def _build_articulated(sc: _Scene, task: str) -> tuple:
     sc.add_clutter(sc.num_objects())
     handle = sc.clearance().handle_pos(art.name)  # where it is at the episode's joint value
     approach = sc.front_yaw(art.furniture)
-    start = _spawn_work(sc, art, handle)
+    start = sc.spawn_work(art, handle)
     far = sc.spawn_near(handle[:2], approach)
     return start, [], {"articulation": art.name, "robot_start_far": list(far)}
-
-
-def _spawn_work(sc: _Scene, art: Articulation, handle) -> tuple[float, float, float]:
-    """Close spawn for the open/close tasks (Habitat 2.0 style: a fixed region in front of
-    the furniture): the work pose (`articulation_work_pose`) ± the position noise, its
-    heading ± the yaw noise, turned toward the current handle as far as the contract's
-    ±30° facing rule needs; handle within reach, robot clear. From there the handle's whole
-    travel is in reach (a spawn facing only the current handle left a drawer's closed end
-    out of reach: close_cab stalled with the arm straight)."""
-    x0, y0, yaw0 = articulation_work_pose(
-        sc.layout, art, footprints=sc.footprints, robot_radius=sc.cfg.robot_radius
-    )
-    hinge = art.kind == "hinge"
-    n = FRIDGE_WORK_NOISE if hinge else DRAWER_WORK_NOISE
-    yn = FRIDGE_WORK_YAW_NOISE
-    turn = sc.cfg.yaw_noise - yn - 0.01  # keeps the handle within the contract's ±30°
-    for k in range(60):  # widen the region when the work pose is blocked (a wall, a table)
-        r = n * (1 + k // 15)
-        x, y = x0 + sc.rng.uniform(-r, r), y0 + sc.rng.uniform(-r, r)
-        to_handle = math.atan2(handle[1] - y, handle[0] - x)
-        toward_work = float(np.clip(wrap_angle(yaw0 - to_handle), -turn, turn))
-        noise = sc.rng.uniform(-yn, yn)
-        for f in (1.0, 0.5, 0.0):  # the work heading if the resting arm is clear there
-            pose = sc._pose(x, y, to_handle + f * toward_work + noise)
-            if sc._in_reach(pose, handle[:2]) and sc.pose_ok(*pose):
-                return pose
-    # Blocked (furniture squeezed into a corner): any close spawn facing the handle.
-    return sc.spawn_close(handle[:2], sc.front_yaw(art.furniture))
 
 
 def _build_tidy_house(sc: _Scene, task: str) -> tuple:
@@ -1029,7 +678,7 @@ def _generate_one(
         sc = _Scene(layout, navmap, rng, cfg, footprints)
         try:
             start, targets, extras = _BUILDERS[task](sc, task)
-        except _Retry as err:
+        except NoPlacement as err:
             last = str(err)
             continue
         return Episode(

@@ -2,7 +2,7 @@
 
 Obstacles are the walls and the furniture footprints, inflated by the robot radius. A cell
 is navigable only when the robot's centre may stand *anywhere* in the cell: every point of
-a navigable cell passes the sim's exact base check (`world.Footprints.collides` with the
+a navigable cell passes the sim's exact base check (`placement.Footprints.collides` with the
 robot radius), so nav goals, spawns and paths through navigable cells are always accepted
 by `RearrangeSim.set_base_pose`. Geodesic distances come from
 Dijkstra on a 16-connected grid (the 8 king moves plus the 8 knight moves); the knight

@@ -74,7 +74,7 @@ def snapshot(seed: int, split: str, size: int = 512) -> np.ndarray:
 
     sim = RearrangeSim()
     sim.reset(demo_episode(seed, split))
-    top = render_view(sim, sim._renderer(int(size * 1.5), size), top_view(sim.layout))
+    top = render_view(sim, sim.renderer(int(size * 1.5), size), top_view(sim.layout))
     head = sim.render_rgb()
     depth = sim.render_depth()[..., 0]
     scale = max(1, size // 2 // head.shape[0])

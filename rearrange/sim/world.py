@@ -5,7 +5,7 @@ Control model (why): the robot is driven kinematically. Each physics substep set
 and sets their velocities to match, so contacts push objects realistically while the robot
 tracks its commands exactly (as Habitat 2.0's kinematic Fetch). The base cannot enter walls
 or furniture: moves are checked against the layout's 2-D footprints (circle vs boxes), and
-against an open fridge door's panel at its current angle (`SwingingParts`).
+against an open fridge door's panel at its current angle (`placement.SwingingParts`).
 
 Contacts (why): the robot collides in the physics only with movable things (free objects,
 doors, drawers); against walls and fixed furniture a kinematic robot can move nothing and
@@ -41,121 +41,21 @@ from rearrange.sim.geometry import wrap_angle
 from rearrange.sim.grasp import SuctionGripper
 from rearrange.sim.layout_types import Layout
 from rearrange.sim.objects import OBJECT_TYPES
+from rearrange.sim.placement.footprints import Footprints, SwingingParts
 from rearrange.sim.render import make_renderer
 from rearrange.sim.scene_builder import SceneIndex, build_model
 
 # Scenes (layout + navmap) a sim keeps for reuse; a navmap is a few MB.
 SCENE_CACHE_SIZE = 32
 
-BASE_TOP_Z = 0.36
-"""Top of the Fetch base (m; the base_link mesh spans z 0..0.359, radius 0.288). Moving parts
-wholly above it (drawers, z >= 0.56) pass over the base footprint and are left to the physics
-(they can still touch the torso or arm); only lower ones (the fridge door) block base moves."""
 PENETRATION_STIFFNESS = 1.0e4
 """N per metre of robot penetration into walls/fixed furniture (1 cm reads as 100 N), the
 force those contacts count for in `contact_force()` (see the module doc)."""
-OPEN_EPS = 0.05
-"""An articulation further than this from closed (rad or m) counts as open for the base check;
-closed, its parts lie inside the furniture footprint."""
-
-
-class Footprints:
-    """Walls and furniture as oriented 2-D boxes, for the base collision check."""
-
-    def __init__(self, layout: Layout | None = None, boxes: np.ndarray | None = None) -> None:
-        """From a layout's walls + furniture, or from `boxes` rows (cx, cy, hx, hy, yaw)."""
-        if boxes is None:
-            rows = [
-                (w.center[0], w.center[1], w.half_size[0], w.half_size[1], w.yaw)
-                for w in layout.walls
-            ]
-            rows += [
-                (f.center[0], f.center[1], f.half_size[0], f.half_size[1], f.front_yaw)
-                for f in layout.furniture
-            ]
-            boxes = np.array(rows, dtype=np.float64)
-        b = np.asarray(boxes, dtype=np.float64).reshape(-1, 5)
-        self.center, self.half = b[:, :2], b[:, 2:4]
-        self.cos, self.sin = np.cos(b[:, 4]), np.sin(b[:, 4])
-
-    def _outside_sq(self, x: float, y: float) -> np.ndarray:
-        """Squared distance from (x, y) to each box (0 inside)."""
-        dx, dy = x - self.center[:, 0], y - self.center[:, 1]
-        lx = np.abs(self.cos * dx + self.sin * dy)  # point in each box's frame
-        ly = np.abs(-self.sin * dx + self.cos * dy)
-        ox = np.maximum(lx - self.half[:, 0], 0.0)
-        oy = np.maximum(ly - self.half[:, 1], 0.0)
-        return ox * ox + oy * oy
-
-    def collides(self, x: float, y: float, radius: float) -> bool:
-        return bool(np.any(self._outside_sq(x, y) < radius * radius))
-
-    def distance(self, x: float, y: float) -> float:
-        """Distance from (x, y) to the nearest box (0 inside one; inf with no boxes)."""
-        if len(self.center) == 0:
-            return math.inf
-        return float(np.sqrt(self._outside_sq(x, y).min()))
-
-    def ray_distances(self, x: float, y: float, angles: np.ndarray, max_range: float) -> np.ndarray:
-        """Distance from (x, y) along each world-frame heading in `angles` to the first box
-        it enters, capped at `max_range` (0 when (x, y) is inside a box). Slab test of every
-        ray against every box at once (rays x boxes), in each box's own frame."""
-        angles = np.asarray(angles, dtype=np.float64)
-        out = np.full(angles.shape, float(max_range))
-        if len(self.center) == 0:
-            return out
-        dx, dy = np.cos(angles)[None, :], np.sin(angles)[None, :]  # [1, N]
-        c, s = self.cos[:, None], self.sin[:, None]  # [B, 1]
-        ox, oy = x - self.center[:, 0:1], y - self.center[:, 1:2]
-        lx, ly = c * ox + s * oy, -s * ox + c * oy  # ray origin in each box's frame
-        vx, vy = c * dx + s * dy, -s * dx + c * dy  # ray direction there [B, N]
-        vx = np.where(np.abs(vx) < 1e-12, 1e-12, vx)  # parallel to a slab: no inf * 0
-        vy = np.where(np.abs(vy) < 1e-12, 1e-12, vy)
-        hx, hy = self.half[:, 0:1] + 1e-9, self.half[:, 1:2] + 1e-9  # faces grazed count
-        tx0, tx1 = (-hx - lx) / vx, (hx - lx) / vx
-        ty0, ty1 = (-hy - ly) / vy, (hy - ly) / vy
-        t_in = np.maximum(np.minimum(tx0, tx1), np.minimum(ty0, ty1))
-        t_out = np.minimum(np.maximum(tx0, tx1), np.maximum(ty0, ty1))
-        hit = t_out >= np.maximum(t_in, 0.0)
-        t = np.where(hit, np.maximum(t_in, 0.0), np.inf).min(axis=0)
-        return np.minimum(t, out)
-
-
-class SwingingParts:
-    """Moving parts the base can hit (an open fridge door), as 2-D boxes at their pose now.
-
-    Each part is the x/y bounding box of its body's box geoms in the body frame; only
-    articulations whose moving body reaches below BASE_TOP_Z are kept.
-    """
-
-    def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, idx: SceneIndex, layout: Layout):
-        self.parts: list[tuple[int, int, float, np.ndarray]] = []  # (qpos adr, body, closed, box)
-        for a in layout.articulations:
-            body = idx.art_body[a.name]
-            geoms = np.flatnonzero(model.geom_bodyid == body)
-            lo = (model.geom_pos[geoms] - model.geom_size[geoms]).min(axis=0)
-            hi = (model.geom_pos[geoms] + model.geom_size[geoms]).max(axis=0)
-            if data.xpos[body][2] + lo[2] >= BASE_TOP_Z:
-                continue
-            local = np.array(
-                [(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (hi[0] - lo[0]) / 2, (hi[1] - lo[1]) / 2]
-            )
-            self.parts.append((idx.art_qpos[a.name], body, float(a.closed), local))
-
-    def footprints(self, data: mujoco.MjData) -> Footprints | None:
-        """The open parts' boxes in the world now, or None when every part is closed."""
-        rows = []
-        for adr, body, closed, (cx, cy, hx, hy) in self.parts:
-            if abs(data.qpos[adr] - closed) <= OPEN_EPS:
-                continue
-            xmat = data.xmat[body]  # row-major 3x3; bodies only yaw about z
-            c, s = xmat[0], xmat[3]
-            p = data.xpos[body]
-            rows.append((p[0] + c * cx - s * cy, p[1] + s * cx + c * cy, hx, hy, math.atan2(s, c)))
-        return Footprints(boxes=np.array(rows)) if rows else None
 
 
 class RearrangeSim:
+    """The MuJoCo world; implements `rearrange.sim.simulator.Simulator`."""
+
     def __init__(self, config: SimConfig | None = None) -> None:
         self.config = config or SimConfig()
         self.layout: Layout | None = None
@@ -174,6 +74,7 @@ class RearrangeSim:
         self._depth_buf: np.ndarray | None = None
         self._scene: dict = {"layout": None, "navmap": None}
         self.swinging: SwingingParts | None = None
+        self.footprints: Footprints | None = None
         self.collision_count = 0
         self.rest_ee_pos_base = np.zeros(3)
         # Head camera: no hidden robot parts, low-poly arm proxies; third person: the reverse.
@@ -487,6 +388,10 @@ class RearrangeSim:
             return self.to_base_frame(p)
         raise ValueError(f"ee_pos frame must be 'world' or 'base', got {frame!r}")
 
+    def arm_joint_range(self) -> np.ndarray:
+        """[7, 2] joint limits (unlimited joints: +-2 pi)."""
+        return self.idx.arm_range.copy()
+
     def arm_jacobian(self, frame: str = "world") -> np.ndarray:
         """d(EE position)/d(arm joints), [3, 7]; `frame` 'world' or 'base' (rotated by yaw)."""
         jacp = np.zeros((3, self.model.nv))
@@ -504,8 +409,12 @@ class RearrangeSim:
         return self.gripper.held_object
 
     def held_articulation(self) -> str | None:
-        """Name of the articulation whose handle is held, if any (extension)."""
+        """Name of the articulation whose handle is held, if any."""
         return self.gripper.held_articulation
+
+    def hold_point(self) -> np.ndarray | None:
+        """World point the suction weld pulls the held anchor to (`SuctionGripper.hold_target`)."""
+        return self.gripper.hold_target()
 
     def grasp_violated(self) -> bool:
         return self._violated
@@ -585,7 +494,7 @@ class RearrangeSim:
         return hit
 
     # ------------------------------------------------------------------ sensors
-    def _renderer(self, width: int, height: int, head: bool = False) -> mujoco.Renderer:
+    def renderer(self, width: int, height: int, head: bool = False) -> mujoco.Renderer:
         """A cached renderer; `head` ones draw coarse primitives (SimConfig.head_cheap_primitives)."""
         key = ("head" if head else "view", width, height)
         if key not in self._renderers:
@@ -597,7 +506,7 @@ class RearrangeSim:
 
     def render_depth(self) -> np.ndarray:
         cfg = self.config
-        r = self._renderer(cfg.depth_width, cfg.depth_height, head=True)
+        r = self.renderer(cfg.depth_width, cfg.depth_height, head=True)
         if self._depth_buf is None or self._depth_buf.shape != (r.height, r.width):
             self._depth_buf = np.empty((r.height, r.width), np.float32)
         r.enable_depth_rendering()
@@ -610,7 +519,7 @@ class RearrangeSim:
 
     def render_rgb(self) -> np.ndarray:
         cfg = self.config
-        r = self._renderer(cfg.rgb_width, cfg.rgb_height, head=True)
+        r = self.renderer(cfg.rgb_width, cfg.rgb_height, head=True)
         r.update_scene(self.data, camera=self.idx.head_camera, scene_option=self.head_vopt)
         return r.render().copy()
 
@@ -621,7 +530,7 @@ class RearrangeSim:
 
         w = width or self.config.third_person_width
         h = height or self.config.third_person_height
-        return render_third_person(self, self._renderer(w, h), overlays)
+        return render_third_person(self, self.renderer(w, h), overlays)
 
     def close_renderers(self) -> None:
         for r in self._renderers.values():

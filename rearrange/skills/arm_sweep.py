@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from rearrange.sim import objects
-from rearrange.sim.clearance import arm_discs
+from rearrange.sim.placement import arm_discs
 
 REST_SLACK = 0.15  # m: the arm may end a skill this far (EE) from rest, mostly lower
 GRIPPER_RADIUS = 0.09  # m: disc covering gripper and fingers around the EE point
@@ -80,8 +80,6 @@ def turn_clear(sim: Any, delta: float, x: float | None = None, y: float | None =
 
     Objects the robot already touches at its current heading are ignored: they cannot be
     avoided by choosing the turn, and would otherwise block every turn."""
-    if not all(hasattr(sim, a) for a in ("episode", "ee_pos", "object_pos")):
-        return True  # a bare base (tests' kinematic stand-ins): no arm, no objects
     bx, by, yaw = (float(v) for v in sim.base_pose())
     x, y = (bx if x is None else x), (by if y is None else y)
     discs, objs = robot_discs(sim), loose_objects(sim)

@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from rearrange.sim.simulator import Simulator
 from rearrange.skill_spec import SKILL_NAMES, SkillTarget
 
 
@@ -24,12 +25,13 @@ class SkillError(ValueError):
 class Skill(Protocol):
     name: str  # e.g. "pick"
     task: str  # skill task whose action / observation layout this skill uses
+    step_limit: int  # the skill ends (is_done) after this many steps
 
     def reset(self, target: SkillTarget, sim_or_env_state: Any = None) -> None: ...
 
-    def act(self, obs: dict, sim: Any) -> np.ndarray: ...
+    def act(self, obs: dict, sim: Simulator | None) -> np.ndarray: ...
 
-    def is_done(self, obs: dict, sim: Any) -> bool: ...
+    def is_done(self, obs: dict, sim: Simulator | None) -> bool: ...
 
 
 def check_skill_name(skill_name: str) -> str:

@@ -8,9 +8,9 @@ EE target is where the handle should be a little further along its path, plus th
 offset (rotated with the door), reached by damped-least-squares IK.
 
 Why it works from a fixed base: the episode generator spawns fridge tasks at the fridge
-work pose (`episodes.fridge_work_pose`), from which the whole handle arc is in reach, and
-the sim lets the arm pass through the door it holds (the door moves only through its
-handle). Drawers are spawned facing the handle, within reach of its whole travel.
+work pose (`placement.articulation_work_pose`), from which the whole handle arc is in
+reach, and the sim lets the arm pass through the door it holds (the door moves only through
+its handle). Drawers are spawned facing the handle, within reach of its whole travel.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from rearrange.sim import apartment as A
 from rearrange.sim import robot as R
+from rearrange.sim.geometry import rot_z
+from rearrange.sim.placement import articulation_work_pose, fridge_hinge
 from rearrange.skills.ik import dls_joint_step, joint_delta_action, nullspace_step
 from rearrange.skills.oracle_common import OracleSkill, rest_ee_world
 from rearrange.skills.termination import articulation_goal, handle_held
@@ -42,27 +43,6 @@ PRE_GRASP = 0.06  # m in front of the handle the gripper approaches before touch
 JOINT_WEIGHTS = np.array([1.0, 1.0, 1.0, 1.0, 2.0, 4.0, 2.0])  # stiff wrist (see ik.py)
 
 
-def rot_z(v: np.ndarray, angle: float) -> np.ndarray:
-    c, s = math.cos(angle), math.sin(angle)
-    return np.array([c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]])
-
-
-def fridge_hinge(handle_closed: np.ndarray, front_yaw: float) -> np.ndarray:
-    """World position of the fridge door's hinge axis (at handle height) from the closed
-    handle position; in the door frame the handle sits at (door thickness + handle offset,
-    −(door width − inset)) from the hinge (`rearrange.sim.apartment` dimensions)."""
-    local = np.array(
-        [
-            A.FRIDGE_DOOR_THICKNESS + A.FRIDGE_HANDLE_OUT,
-            -2 * A.FRIDGE_HALF[1] + A.FRIDGE_HANDLE_INSET,
-            0,
-        ]
-    )
-    hinge = np.asarray(handle_closed, dtype=np.float64) - rot_z(local, front_yaw)
-    hinge[2] = handle_closed[2]
-    return hinge
-
-
 def limit_aware_ik(
     sim, target: np.ndarray, max_step: float, q_pref: np.ndarray, margin: float = 0.03
 ) -> np.ndarray:
@@ -76,7 +56,8 @@ def limit_aware_ik(
         err = err * (max_step / norm)
     jac = sim.arm_jacobian()
     q = np.asarray(sim.arm_joint_pos(), dtype=np.float64)
-    lo, hi = sim.idx.arm_range[:, 0], sim.idx.arm_range[:, 1]
+    limits = sim.arm_joint_range()
+    lo, hi = limits[:, 0], limits[:, 1]
     weights = JOINT_WEIGHTS.copy()
     for _ in range(3):
         dq = dls_joint_step(jac, err, 0.05, weights)
@@ -208,9 +189,8 @@ class OracleArticulation(OracleSkill):
     def _lead(self, sim, q: float) -> np.ndarray:
         """EE minus the point the suction weld pulls the handle to (it turns with the
         gripper): the EE target that brings that point onto the handle's path."""
-        grip = getattr(sim, "gripper", None)
-        want = grip.hold_target() if hasattr(grip, "hold_target") else None
-        if want is None:  # a sim without the weld point: the grasp offset, turned with the door
+        want = sim.hold_point()
+        if want is None:  # nothing held: the grasp offset, turned with the door
             turn = q - self._offset_q if self._art.kind == "hinge" else 0.0
             return rot_z(self._offset, turn)
         return sim.ee_pos("world") - want
@@ -225,10 +205,7 @@ class OracleArticulation(OracleSkill):
         if not self.base_movement or self._n > DRIVE_TIMEOUT:
             return None
         if self._work is None:  # once per episode: it searches round blocked spots
-            from rearrange.sim.episodes import articulation_work_pose
-
-            fp = getattr(sim, "footprints", None)
-            self._work = articulation_work_pose(sim.layout, self._art, footprints=fp)
+            self._work = articulation_work_pose(sim.layout, self._art, footprints=sim.footprints)
             cfg = FollowerConfig(pos_tol=0.05, yaw_tol=math.radians(4))
             self._follower = PathFollower(config=cfg)
             self._follower.reset(self._work)

@@ -15,6 +15,7 @@ import numpy as np
 
 from rearrange.sim import objects
 from rearrange.sim.geometry import wrap_angle
+from rearrange.sim.placement import best_ready_pose, in_ready_pose
 from rearrange.skills.base import SkillError
 from rearrange.skills.ik import ik_arm_action
 from rearrange.skills.oracle_common import (
@@ -23,7 +24,6 @@ from rearrange.skills.oracle_common import (
     rest_ee_world,
 )
 from rearrange.skills.oracle_nav import PathFollower
-from rearrange.skills.stand_pose import best_ready_pose, in_ready_pose
 
 REACH_TOL = 0.03  # m: a via-point counts as reached
 ARM_REACH = 0.85  # m: horizontal base-centre → target distance the arm reaches comfortably
@@ -148,7 +148,7 @@ class _ArmOracle(OracleSkill):
 class _NavThenManip(_ArmOracle):
     """Navigate-then-manipulate for the base-moving pick/place (NoNav, issue 4): when the
     target is not already in reach and in view, drive along the NavMap's shortest path to
-    a pick-ready pose (`stand_pose`, what the nav skill would have done), arm at rest,
+    a pick-ready pose (`placement.stand_poses`, what the nav skill would have done), arm at rest,
     then manipulate with a fixed base (VER's emergent navigation, scripted)."""
 
     def _reset(self) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from rearrange.sim.geometry import wrap_angle
+from rearrange.sim.simulator import Simulator
 from rearrange.skills.arm_sweep import turn_clear
 from rearrange.skills.base import SkillError
 from rearrange.skills.oracle_common import OracleSkill
@@ -84,7 +85,7 @@ class PathFollower:
         self._planned_at = 0
         self._trail: list[tuple[float, float]] = []
         self._backing = 0
-        self._aligning = False
+        self.aligning = False
         self._turn_dir = 0.0  # sign of a committed in-place turn (0: none)
         self._no_skip_until = 0
         self._swept_back = 0
@@ -100,14 +101,14 @@ class PathFollower:
         gx, gy, gyaw = self.goal
         dist = math.hypot(gx - x, gy - y)
         # Once aligning, a nudge of a few mm (arm contacts) must not restart the drive.
-        if dist < self.cfg.pos_tol or (self._aligning and dist < 2.5 * self.cfg.pos_tol):
-            self._aligning = True
+        if dist < self.cfg.pos_tol or (self.aligning and dist < 2.5 * self.cfg.pos_tol):
+            self.aligning = True
             err = wrap_angle(gyaw - yaw)
             if abs(err) < self.cfg.yaw_tol:
                 return None
             err = self._clear_turn(sim, err)
             return np.array([0.0, self._turn(err if err is not None else wrap_angle(gyaw - yaw))])
-        self._aligning = False
+        self.aligning = False
         if self._backing > 0:  # stuck recovery: reverse a little, then replan
             self._backing -= 1
             if self._backing == 0:
@@ -249,15 +250,13 @@ class OracleNav(OracleSkill):
             self.phase = "stop"
             self.stop_called = True
             return self.layout.compose(base=np.zeros(2), stop=True)
-        self.phase = "align" if self.follower._aligning else "drive"
+        self.phase = "align" if self.follower.aligning else "drive"
         return self.layout.compose(base=base, stop=False)
 
 
-def planning_map(sim: Any):
-    """The NavMap paths are planned on: with open doors as obstacles where the sim has it
-    (`RearrangeSim.planning_navmap`), else the static one."""
-    planner = getattr(sim, "planning_navmap", None)
-    return planner() if planner is not None else sim.navmap
+def planning_map(sim: Simulator):
+    """The NavMap paths are planned on: the static one with open doors as obstacles."""
+    return sim.planning_navmap()
 
 
 _RING = [(math.cos(a), math.sin(a)) for a in np.linspace(0, 2 * math.pi, 16, endpoint=False)]

@@ -69,5 +69,5 @@ def run_skill_episode(
         end,
         failure_cause(end, info),
         ret,
-        int(getattr(sim, "collision_count", 0)),
+        int(sim.collision_count),
     )

@@ -34,12 +34,7 @@ class ArticulatedEnv(SkillEnv):
         return abs(float(self.sim.articulation_pos(t.articulation)) - float(t.art_target))
 
     def _handle_grasped(self) -> bool:
-        name = self.target.articulation
-        if hasattr(self.sim, "held_articulation"):
-            return held_handle(self.sim) == name
-        # Sims without handle grasps: suction on and EE at the handle counts as holding it.
-        near = ee_to_point(self.sim, self.sim.handle_pos(name))
-        return self._grip_on and near < self.config.thresholds.handle_grasp
+        return held_handle(self.sim) == self.target.articulation
 
     def _phase_dist(self, at_target: bool) -> float:
         if at_target:
@@ -47,7 +42,6 @@ class ArticulatedEnv(SkillEnv):
         return ee_to_point(self.sim, self.sim.handle_pos(self.target.articulation))
 
     def _reset_task(self) -> None:
-        self._grip_on = False
         self._grasped_once = False
         err = self._art_err()
         self._reached = err < self.config.thresholds.articulation
@@ -58,8 +52,6 @@ class ArticulatedEnv(SkillEnv):
 
     def _task_step(self, action: DecodedAction) -> StepResult:
         rc, th = self.config.reward, self.config.thresholds
-        if action.grip is not None:
-            self._grip_on = action.grip >= 0
         terms = dict.fromkeys(ART_TERMS, 0.0)
         failed = self.sim.held_object() is not None
         if failed:

@@ -13,6 +13,7 @@ import gymnasium
 import numpy as np
 
 from rearrange.sim.episode_types import SPLITS, Episode
+from rearrange.sim.simulator import Simulator
 from rearrange.skill_spec import SkillTarget, action_layout
 
 from .actions import DecodedAction, action_space, decode_action
@@ -34,7 +35,7 @@ class StepResult:
     failed: bool  # a rule ended the episode without success (drop, wrong pick, ...)
 
 
-def make_sim(config: TaskConfig):
+def make_sim(config: TaskConfig) -> Simulator:
     """Build the MuJoCo RearrangeSim from a TaskConfig or HabConfig (depth size, overrides)."""
     from rearrange.sim.config import SimConfig
     from rearrange.sim.world import RearrangeSim
@@ -92,7 +93,7 @@ def choose_episode(
 
 
 class SkillEnv(gymnasium.Env):
-    """One Habitat-2.0-style skill task over a RearrangeSim (or any object with its API)."""
+    """One Habitat-2.0-style skill task over a `Simulator` (by default a RearrangeSim)."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 30}
 
@@ -102,7 +103,7 @@ class SkillEnv(gymnasium.Env):
         split: str = "train",
         seed: int = 0,
         *,
-        sim=None,
+        sim: Simulator | None = None,
         episodes: list[Episode] | None = None,
     ) -> None:
         if split not in SPLITS:

@@ -112,10 +112,8 @@ def mask_grip(
 
 
 def held_handle(sim) -> str | None:
-    """Name of the articulation whose handle the suction holds, if the sim reports it
-    (RearrangeSim.held_articulation, an extension of the contract)."""
-    fn = getattr(sim, "held_articulation", None)
-    return fn() if fn is not None else None
+    """Name of the articulation whose handle the suction holds."""
+    return sim.held_articulation()
 
 
 class GripTracker:

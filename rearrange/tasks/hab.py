@@ -16,6 +16,7 @@ import numpy as np
 from gymnasium import spaces
 
 from rearrange.sim.episode_types import HAB_SCENARIOS, SPLITS, Episode
+from rearrange.sim.simulator import Simulator
 from rearrange.skill_spec import SkillTarget
 
 from .actions import DecodedAction, action_space, decode_action
@@ -32,7 +33,7 @@ class HabEnv:
         split: str = "val",
         seed: int = 0,
         *,
-        sim=None,
+        sim: Simulator | None = None,
         episodes: list[Episode] | None = None,
     ) -> None:
         if scenario not in HAB_SCENARIOS:

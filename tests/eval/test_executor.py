@@ -206,13 +206,13 @@ def test_oracle_tidy_house_several_episodes_record_consistent_stages():
 
 
 def test_nav_goal_is_a_pick_ready_pose_and_oracle_nav_lands_on_it(one_target_episode):
-    from rearrange.skills.stand_pose import in_ready_pose, scene_now
+    from rearrange.sim.placement import in_ready_pose, placement_now
 
     env = _env(one_target_episode)
     env.reset()
     plan = make_plan(env.sim.layout, env.episode)
     goal = nav_goal(env, plan[0])
-    assert scene_now(env.sim).pose_ok(*goal)  # the episode generator's clearance test
+    assert placement_now(env.sim).pose_ok(*goal)  # the episode generator's clearance test
     record = TPSRLExecutor(env, {"nav": make_skill("nav", "oracle")}).run_episode(plan[:1])
     x, y, yaw = env.sim.base_pose()
     assert math.dist((x, y), goal[:2]) < 0.05

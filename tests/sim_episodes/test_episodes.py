@@ -266,11 +266,12 @@ def test_pick_sometimes_from_the_open_fridge():
 
 
 def test_spawn_heading_keeps_the_resting_arm_off_walls():
-    from rearrange.sim.episodes import EpisodeGenConfig, _Scene, scene_assets
+    from rearrange.sim.episodes import EpisodeGenConfig, scene_assets
+    from rearrange.sim.placement import RobotPlacement
 
     cfg = EpisodeGenConfig()
     layout, navmap, footprints = scene_assets(0, "val", fixture_layout, cfg.robot_radius)
-    sc = _Scene(layout, navmap, np.random.default_rng(0), cfg, footprints)
+    sc = RobotPlacement(layout, navmap, np.random.default_rng(0), cfg, footprints)
     # 0.5 m from the divider wall (x = 4): the ~0.68 m arm hits it facing +x, not facing -x
     assert navmap.is_navigable(3.5, 1.5)
     assert not sc.pose_ok(3.5, 1.5, 0.0)
@@ -278,7 +279,7 @@ def test_spawn_heading_keeps_the_resting_arm_off_walls():
     for ep in gen("pick", 8) + gen("tidy_house", 4):
         layout = fixture_layout(ep.scene_seed, "val")
         navmap = scene_assets(ep.scene_seed, "val", fixture_layout, cfg.robot_radius)[1]
-        sc = _Scene(layout, navmap, np.random.default_rng(0), cfg)
+        sc = RobotPlacement(layout, navmap, np.random.default_rng(0), cfg)
         sc.objects = ep.objects
         assert sc.pose_ok(*ep.robot_start)
 

@@ -18,7 +18,7 @@ from rearrange.sim.episodes import (
 )
 from rearrange.sim.layout_types import Furniture
 from rearrange.sim.navmap import NavMap
-from rearrange.sim.world import Footprints
+from rearrange.sim.placement import Footprints
 
 R = 0.3
 CLOSE_TASKS = ("pick", "place", "open_fridge", "close_fridge", "open_cab", "close_cab")
@@ -128,7 +128,7 @@ def test_far_starts_are_within_2m_geodesic_facing_the_target(sim):
 
 
 def test_clearance_handles_match_the_sim_and_arm_discs_cover_the_arm(sim):
-    from rearrange.sim.clearance import RobotClearance, arm_discs
+    from rearrange.sim.placement import RobotClearance, arm_discs
 
     for task in ("close_fridge", "close_cab", "open_cab"):
         (ep,) = generate_episodes(task, "val", 1, 0)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rearrange.sim.apartment import FRONT_CLEARANCE, generate_layout
-from rearrange.sim.world import Footprints
+from rearrange.sim.placement import Footprints
 
 
 def test_same_seed_same_layout_and_splits_differ():

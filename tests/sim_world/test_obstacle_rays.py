@@ -14,7 +14,8 @@ import pytest  # noqa: E402
 
 from rearrange.sim.episode_types import Episode, ObjectPlacement  # noqa: E402
 from rearrange.sim.layout_types import Box, Furniture, Layout  # noqa: E402
-from rearrange.sim.world import Footprints, RearrangeSim  # noqa: E402
+from rearrange.sim.placement import Footprints  # noqa: E402
+from rearrange.sim.world import RearrangeSim  # noqa: E402
 from rearrange.tasks.sensors import (  # noqa: E402
     RAY_ANGLES,
     RAY_COUNT,

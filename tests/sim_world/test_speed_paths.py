@@ -10,8 +10,9 @@ import pytest
 from sim_helpers import episode_at
 
 from rearrange.sim.config import SimConfig
+from rearrange.sim.placement import Footprints
 from rearrange.sim.render import HEAD_QUALITY, make_renderer
-from rearrange.sim.world import Footprints, RearrangeSim
+from rearrange.sim.world import RearrangeSim
 
 
 def test_footprint_distance_hand_computed():

@@ -10,7 +10,9 @@ from sim_helpers import episode_at, move_ee_to
 
 from rearrange.sim.config import SimConfig
 from rearrange.sim.episode_types import Episode
-from rearrange.sim.world import Footprints, RearrangeSim
+from rearrange.sim.placement import Footprints
+from rearrange.sim.simulator import Simulator
+from rearrange.sim.world import RearrangeSim
 
 
 def _facing_west_wall() -> Episode:
@@ -49,6 +51,7 @@ def test_resting_objects_do_not_drift(sim):
 
 def test_driving_into_wall_stops_at_robot_radius(sim):
     sim.reset(_facing_west_wall())
+    assert isinstance(sim, Simulator)
     assert sim.collision_count == 0
     for _ in range(90):  # 90 steps at 1 m/s = 3 m, more than the 2 m to the wall
         sim.step(None, None, np.array([1.0, 0.0]))

@@ -60,7 +60,7 @@ def test_pick_oracle_carries_the_object_above_counter_height(tidy_episodes):
     from rearrange.eval.executor import TPSRLExecutor
     from rearrange.eval.runner import plan_all
     from rearrange.sim.apartment import COUNTER_HEIGHT
-    from rearrange.sim.clearance import RobotClearance
+    from rearrange.sim.placement import RobotClearance
     from rearrange.skills import make_skill
     from rearrange.skills.termination import ee_at_rest
     from rearrange.tasks import HabConfig, HabEnv

@@ -27,15 +27,26 @@ class OpenFloor:
 
 
 class KinematicBase:
-    """The sim's base model (`RearrangeSim._base_goal`): midpoint-heading integration."""
+    """The sim's base model (`RearrangeSim.step` with a base action): midpoint-heading
+    integration; the arm at rest, no objects. Only the Simulator members the follower reads."""
 
     def __init__(self, x=0.0, y=0.0, yaw=0.0):
         self.pose = np.array([x, y, yaw], dtype=np.float64)
         self.navmap = OpenFloor()
         self.config = SimpleNamespace(base_max_linear=MAX_LIN, base_max_angular=MAX_ANG)
+        self.episode = SimpleNamespace(objects=[])
 
     def base_pose(self):
         return self.pose.copy()
+
+    def planning_navmap(self):
+        return self.navmap
+
+    def ee_pos(self, frame="world"):
+        return np.array([0.5, 0.0, 1.0])
+
+    def held_object(self):
+        return None
 
     def drive(self, action):
         lin, ang = np.clip(action, -1, 1)

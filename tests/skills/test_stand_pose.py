@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from rearrange.skills.stand_pose import GEN_CONFIG, best_ready_pose, in_ready_pose, scene_now
+from rearrange.sim.placement import best_ready_pose, in_ready_pose, placement_now
+from rearrange.sim.placement.stand_poses import PLACEMENT
 
 pytest.importorskip("mujoco")
 
@@ -34,9 +35,9 @@ def test_ready_pose_faces_the_object_within_reach_and_passes_the_generator_check
     x, y, yaw = best_ready_pose(sim, target, _front(sim, obj))
     # facing the target exactly, shoulder within the generator's reach band
     assert abs(math.remainder(math.atan2(target[1] - y, target[0] - x) - yaw, 2 * math.pi)) < 1e-9
-    sx, sy = x + GEN_CONFIG.shoulder_x * math.cos(yaw), y + GEN_CONFIG.shoulder_x * math.sin(yaw)
-    assert GEN_CONFIG.reach_min <= math.hypot(target[0] - sx, target[1] - sy) <= 1.0
-    assert scene_now(sim).pose_ok(x, y, yaw)
+    sx, sy = x + PLACEMENT.shoulder_x * math.cos(yaw), y + PLACEMENT.shoulder_x * math.sin(yaw)
+    assert PLACEMENT.reach_min <= math.hypot(target[0] - sx, target[1] - sy) <= 1.0
+    assert placement_now(sim).pose_ok(x, y, yaw)
     assert sim.set_base_pose(x, y, yaw)  # the sim accepts it
     assert in_ready_pose(sim, target, reach_max=1.0)
 

@@ -1,8 +1,8 @@
-"""A FakeSim implementing the parts of the RearrangeSim contract the tasks use.
+"""A FakeSim implementing the `rearrange.sim.simulator.Simulator` protocol without physics.
 
-State is set directly by the test (EE position, held object, joint values, forces); `step`
-only records the action and runs an optional `on_step(sim)` hook, so a test can construct
-any transition and check the reward terms against hand-computed values.
+State is set directly by the test (EE position, held object or handle, joint values,
+forces); `step` only records the action and runs an optional `on_step(sim)` hook, so a test
+can construct any transition and check the reward terms against hand-computed values.
 """
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ import math
 
 import numpy as np
 
+from rearrange.sim.config import SimConfig
 from rearrange.sim.episode_types import Episode, ObjectPlacement, Target
+from rearrange.sim.layout_types import Layout
+from rearrange.sim.placement import Footprints
 
 
 class FakeNavMap:
@@ -26,9 +29,14 @@ class FakeNavMap:
 
 
 class FakeSim:
+    """An open floor: no walls or furniture, every point navigable."""
+
     def __init__(self, depth_size: int = 128) -> None:
+        self.config = SimConfig()
         self.depth_size = depth_size
         self.navmap = FakeNavMap()
+        self.layout = Layout(seed=0, split="train", bounds=(-10.0, -10.0, 10.0, 10.0))
+        self.footprints = Footprints(boxes=np.zeros((0, 5)))
         self.rest_ee_pos_base = np.array([0.5, 0.0, 1.0])
         self.on_step = None
         self.last_action = None
@@ -45,8 +53,10 @@ class FakeSim:
         self.arts = {"fridge": 0.0, "drawer_0": 0.0, "drawer_1": 0.0}
         self.arts.update(episode.articulations if episode else {})
         self.held = episode.extras.get("holding") if episode else None
+        self.handle_held: str | None = None
         self.force = 0.0
         self.violated = False
+        self.collision_count = 0
 
     def step(self, arm_delta, grip, base_vel) -> None:
         self.last_action = (arm_delta, grip, base_vel)
@@ -58,11 +68,27 @@ class FakeSim:
     def num_objects(self) -> int:
         return len(self.objects)
 
+    def close(self) -> None:
+        pass
+
     def base_pose(self) -> np.ndarray:
         return self.base.copy()
 
+    def set_base_pose(self, x, y, yaw) -> bool:
+        self.base = np.array([x, y, yaw], dtype=float)
+        return True
+
     def arm_joint_pos(self) -> np.ndarray:
         return self.q.copy()
+
+    def set_arm_joint_pos(self, q) -> None:
+        self.q = np.asarray(q, dtype=float).copy()
+
+    def arm_joint_range(self) -> np.ndarray:
+        return np.tile([-2 * math.pi, 2 * math.pi], (7, 1))
+
+    def arm_jacobian(self, frame: str = "world") -> np.ndarray:
+        return np.zeros((3, 7))
 
     def _rot(self) -> np.ndarray:
         c, s = math.cos(self.base[2]), math.sin(self.base[2])
@@ -84,14 +110,26 @@ class FakeSim:
     def held_object(self):
         return self.held
 
+    def held_articulation(self):
+        return self.handle_held
+
+    def hold_point(self):
+        return None if self.held is None and self.handle_held is None else self.ee_pos()
+
     def grasp_violated(self) -> bool:
         return self.violated
 
     def object_pos(self, i: int) -> np.ndarray:
         return self.objects[i].copy()
 
+    def object_quat(self, i: int) -> np.ndarray:
+        return np.array([1.0, 0.0, 0.0, 0.0])
+
     def articulation_pos(self, name: str) -> float:
         return self.arts[name]
+
+    def set_articulation_pos(self, name: str, value: float) -> None:
+        self.arts[name] = value
 
     def handle_pos(self, name: str) -> np.ndarray:
         return self.handles[name].copy()
@@ -99,8 +137,17 @@ class FakeSim:
     def contact_force(self) -> float:
         return self.force
 
+    def planning_navmap(self) -> FakeNavMap:
+        return self.navmap
+
+    def obstacle_ranges(self, angles, max_range: float) -> np.ndarray:
+        return np.full(np.shape(angles), float(max_range))
+
     def render_depth(self) -> np.ndarray:
         return np.ones((self.depth_size, self.depth_size, 1), dtype=np.float32)
+
+    def render_rgb(self) -> np.ndarray:
+        return np.zeros((self.depth_size, self.depth_size, 3), dtype=np.uint8)
 
     def render_third_person(self, overlays=None, width=64, height=48) -> np.ndarray:
         return np.zeros((height, width, 3), dtype=np.uint8)

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 from tasks_fakes import FakeSim, make_episode
 
+from rearrange.sim.simulator import Simulator
 from rearrange.tasks import HabConfig, HabEnv, default_task_config, make_env
+
+
+def test_the_fake_sim_implements_the_simulator_protocol():
+    assert isinstance(FakeSim(), Simulator)
 
 
 def _hab(**cfg):

@@ -96,7 +96,7 @@ def test_nav_force_penalty_can_be_disabled():
     assert info["reward_terms"]["force"] == 0.0
 
 
-def _art_step(env, sim, joint=None, ee_world=None, grip=-1.0, held=None):
+def _art_step(env, sim, joint=None, ee_world=None, grip=-1.0, held=None, handle_held=None):
     name = env.target.articulation
 
     def apply(s):
@@ -105,6 +105,7 @@ def _art_step(env, sim, joint=None, ee_world=None, grip=-1.0, held=None):
         if ee_world is not None:
             s.set_ee_world(ee_world)
         s.held = held
+        s.handle_held = handle_held
 
     sim.on_step = apply
     action = np.zeros(8, dtype=np.float32)
@@ -115,15 +116,19 @@ def _art_step(env, sim, joint=None, ee_world=None, grip=-1.0, held=None):
 def test_open_fridge_grasp_articulation_and_at_state_terms():
     env, sim = _env("open_fridge")
     handle = sim.handle_pos("fridge")
-    _, _, _, _, info = _art_step(env, sim, ee_world=handle, grip=1.0)
+    _, _, _, _, info = _art_step(env, sim, ee_world=handle, grip=1.0, handle_held="fridge")
     t = info["reward_terms"]
     assert t["grasp"] == 5.0 and t["art_dist"] == 0.0
     # Marker distance: EE moved from rest (world) onto the handle.
     assert t["marker_dist"] > 0
-    _, _, _, _, info = _art_step(env, sim, joint=0.5, ee_world=handle, grip=1.0)
+    _, _, _, _, info = _art_step(
+        env, sim, joint=0.5, ee_world=handle, grip=1.0, handle_held="fridge"
+    )
     assert info["reward_terms"]["art_dist"] == pytest.approx(5.0)
     assert info["reward_terms"]["grasp"] == 0.0  # only the first grasp pays
-    _, _, term, _, info = _art_step(env, sim, joint=1.2, ee_world=handle, grip=1.0)
+    _, _, term, _, info = _art_step(
+        env, sim, joint=1.2, ee_world=handle, grip=1.0, handle_held="fridge"
+    )
     assert info["reward_terms"]["at_state"] == 5.0
     assert info["reward_terms"]["art_dist"] == pytest.approx(7.0)
     assert not term  # still holding the handle, EE away from rest
@@ -217,26 +222,17 @@ def test_render_returns_rgb_frame():
     assert frame.ndim == 3 and frame.shape[2] == 3 and frame.dtype == np.uint8
 
 
-class HandleSim(FakeSim):
-    """A FakeSim that reports handle grasps like RearrangeSim.held_articulation."""
-
-    handle = None
-
-    def held_articulation(self):
-        return self.handle
-
-
 def test_handle_grasp_reported_by_sim():
     config = default_task_config("open_fridge", obs_preset="state")
-    sim = HandleSim()
+    sim = FakeSim()
     env = make_env("open_fridge", config, sim=sim, episodes=[make_episode("open_fridge")])
     env.reset()
-    sim.handle = "fridge"  # far from the handle, but the sim says it holds it
+    sim.handle_held = "fridge"  # far from the handle, but the sim says it holds it
     obs, _, term, _, info = env.step(np.zeros(8))
     assert info["reward_terms"]["grasp"] == 5.0 and obs["is_holding"][0] == 1.0
     sim.arts["fridge"] = 1.2208
     _, _, term, _, info = env.step(np.zeros(8))
     assert not info["success"]  # still holding the handle
-    sim.handle = None
+    sim.handle_held = None
     _, _, term, _, info = env.step(np.zeros(8))
     assert info["success"] and term

@@ -1,7 +1,7 @@
 """Whole-robot clearance checks for episode spawns (cheap geometry, no physics).
 
 `NavMap` keeps the base *circle* off walls and furniture footprints, exactly as the sim's
-`world.Footprints` does. Two more things can touch the world at a spawn:
+`Footprints` does. Two more things can touch the world at a spawn:
 - the resting arm, which reaches ~0.68 m ahead of the base at 1.0-1.4 m height (over
   counters, into fridges, into walls);
 - the moving parts (an open fridge door, an open drawer), which the footprints ignore.
@@ -22,6 +22,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from rearrange.sim.geometry import rot_z
 from rearrange.sim.layout_types import Layout
 
 # ---------------------------------------------------------------------------------- arm
@@ -131,11 +132,6 @@ class WorldBoxes:
     handles: dict[str, np.ndarray] = field(default_factory=dict)  # articulation -> world xyz
 
 
-def _rot(yaw: float, v: np.ndarray) -> np.ndarray:
-    c, s = math.cos(yaw), math.sin(yaw)
-    return np.array([c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]])
-
-
 def world_boxes(layout: Layout, articulations: dict[str, float]) -> WorldBoxes:
     """Walls and every furniture collision box, doors/drawers at the given joint values."""
     import mujoco
@@ -162,13 +158,13 @@ def world_boxes(layout: Layout, articulations: dict[str, float]) -> WorldBoxes:
                 (child, child.pos + (0 if hinge else np.array([q, 0, 0])), q * hinge, True)
             )
             for sname, spos in child.sites.items():
-                p = parts[-1][1] + _rot(parts[-1][2], spos)
-                handles[jname or sname] = origin + _rot(f.front_yaw, p)
+                p = parts[-1][1] + rot_z(spos, parts[-1][2])
+                handles[jname or sname] = origin + rot_z(p, f.front_yaw)
         for part, offset, yaw, moving in parts:
             for g in part.geoms:
                 if g.type != mujoco.mjtGeom.mjGEOM_BOX:
                     raise ValueError(f"clearance check handles box geoms only ({f.name})")
-                c = origin + _rot(f.front_yaw, offset + _rot(yaw, g.pos))
+                c = origin + rot_z(offset + rot_z(g.pos, yaw), f.front_yaw)
                 h = g.size
                 rows.append(
                     (c[0], c[1], h[0], h[1], f.front_yaw + yaw, c[2] - h[2], c[2] + h[2], moving)
