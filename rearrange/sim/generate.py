@@ -19,6 +19,7 @@ from rearrange.sim.episode_types import SPLITS
 from rearrange.sim.episodes import (
     TASKS,
     EpisodeError,
+    LayoutFn,
     check_task_split,
     generate_episodes,
     save_episodes,
@@ -64,13 +65,14 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, Path]]:
     return [(args.task, args.out or DEFAULT_DIR / f"{args.task}_{args.split}.json.gz")]
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, layout_fn: LayoutFn | None = None) -> int:
+    """`layout_fn(scene_seed, split)`: the scenes (default the procedural apartments)."""
     try:
         args = build_parser().parse_args(argv)
         jobs = _jobs(args)
         for task, out in jobs:
             t0 = time.perf_counter()
-            episodes = generate_episodes(task, args.split, args.num, args.seed)
+            episodes = generate_episodes(task, args.split, args.num, args.seed, layout_fn=layout_fn)
             save_episodes(out, episodes)
             print(
                 f"{task}: {len(episodes)} {args.split} episodes -> {out} ({time.perf_counter() - t0:.1f} s)"

@@ -6,34 +6,26 @@ import subprocess
 import sys
 
 import pytest
+from sim_episodes_layouts import small_apartment
 
-from rearrange.sim import episodes as episodes_mod
 from rearrange.sim import generate
-from rearrange.sim.episodes import load_episodes
+from rearrange.sim.episodes import TASKS, load_episodes
 
 
-@pytest.fixture
-def fixture_layouts(monkeypatch):
-    """Run the CLI on the hand-made layout (independent of apartment.py)."""
-    from sim_episodes_layouts import small_apartment
-
-    monkeypatch.setattr(episodes_mod, "_default_layout_fn", small_apartment)
-
-
-def test_cli_writes_one_task(tmp_path, fixture_layouts, capsys):
+def test_cli_writes_one_task(tmp_path, capsys):
+    """On the hand-made layout (independent of apartment.py), as all CLI runs here."""
     out = tmp_path / "pick_val.json.gz"
-    assert (
-        generate.main(["pick", "--split", "val", "--num", "3", "--seed", "0", "--out", str(out)])
-        == 0
-    )
+    argv = ["pick", "--split", "val", "--num", "3", "--seed", "0", "--out", str(out)]
+    assert generate.main(argv, layout_fn=small_apartment) == 0
     eps = load_episodes(out)
     assert [e.episode_id for e in eps] == ["pick-val-0000", "pick-val-0001", "pick-val-0002"]
     assert "3 val episodes" in capsys.readouterr().out
 
 
-def test_cli_all_writes_every_task(tmp_path, fixture_layouts):
-    assert generate.main(["--all", "--split", "train", "--num", "1", "--out", str(tmp_path)]) == 0
-    for task in episodes_mod.TASKS:
+def test_cli_all_writes_every_task(tmp_path):
+    argv = ["--all", "--split", "train", "--num", "1", "--out", str(tmp_path)]
+    assert generate.main(argv, layout_fn=small_apartment) == 0
+    for task in TASKS:
         (ep,) = load_episodes(tmp_path / f"{task}_train.json.gz")
         assert ep.task == task and ep.split == "train"
 

@@ -11,13 +11,8 @@ import pytest
 from sim_episodes_layouts import small_apartment
 
 from rearrange.sim import robot as R
-from rearrange.sim.episodes import (
-    EpisodeGenConfig,
-    _kinematics,
-    _pick_end,
-    _sample_arm,
-    generate_episodes,
-)
+from rearrange.sim.episodes import EpisodeGenConfig, generate_episodes
+from rearrange.sim.episodes.arm_starts import arm_kinematics, pick_end, sample_arm
 from rearrange.sim.objects import OBJECT_TYPES
 
 _LAYOUTS: dict = {}
@@ -50,11 +45,11 @@ def test_place_episodes_carry_a_pick_end_and_stay_deterministic():
 
 def test_arm_starts_cover_the_rest_tolerance_and_its_lower_shell():
     cfg = EpisodeGenConfig()
-    kin = _kinematics()
+    kin = arm_kinematics()
     rng = np.random.default_rng(0)
     offsets = []
     for _ in range(60):
-        q = _sample_arm(rng, cfg, kin)
+        q = sample_arm(rng, cfg, kin)
         assert np.all(q >= kin.arm_range[:, 0] - 1e-9) and np.all(q <= kin.arm_range[:, 1] + 1e-9)
         kin.set_arm(q)
         offsets.append(kin.ee() - kin.rest_ee)
@@ -73,7 +68,7 @@ def test_grasps_touch_the_gripper_from_several_sides():
     dirs = []
     for name in ("sugar_box", "bowl", "apple", "mug"):
         for _ in range(15):
-            q, pose, discs, disc = _pick_end(rng, OBJECT_TYPES[name], cfg)
+            q, pose, discs, disc = pick_end(rng, OBJECT_TYPES[name], cfg)
             p = np.asarray(pose[:3])
             assert np.linalg.norm(pose[3:]) == pytest.approx(1.0, abs=1e-4)
             assert 0.02 < np.linalg.norm(p) < 0.3

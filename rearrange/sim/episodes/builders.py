@@ -1,0 +1,130 @@
+"""Per-task episode builders: what each task puts in the scene and where the robot starts.
+
+Each builder fills a `SceneDraw` and returns (robot start, targets, extras); see the
+conventions in `rearrange.sim.episodes`.
+"""
+
+from __future__ import annotations
+
+from rearrange.sim.episodes.arm_starts import arm_start, pick_end
+from rearrange.sim.episodes.scene_draw import NoRoom, SceneDraw
+from rearrange.sim.layout_types import Receptacle
+from rearrange.sim.objects import OBJECT_TYPES
+from rearrange.skill_spec import ARTICULATED_SKILLS
+
+
+def _is_drawer(r: Receptacle) -> bool:
+    return r.container is not None and r.container.startswith("drawer")
+
+
+def _is_fridge(r: Receptacle) -> bool:
+    return r.container == "fridge"
+
+
+def _build_pick(sc: SceneDraw, task: str) -> tuple:
+    open_recs = sc.open_receptacles()
+    in_fridge = task == "pick" and sc.rng.random() < sc.cfg.fridge_pick_prob
+    if in_fridge:
+        src = sc.pick_receptacle(sc.receptacles(_is_fridge))
+        sc.open_articulations.add(src.container)
+    else:
+        src = sc.pick_receptacle(open_recs)
+    idx = sc.add_object(sc.random_type(), src)
+    sc.add_clutter(sc.num_objects())
+    target = sc.target(idx, sc.pick_receptacle(open_recs, exclude=src.name))
+    obj_xy = sc.objects[idx].pos[:2]
+    extras: dict = {}
+    if task in ("pick", "place"):
+        if task == "place":
+            sc.held = idx
+            extras["holding"] = idx
+            arm, held_pose, sc.arm_discs, sc.held_disc = pick_end(
+                sc.rng, OBJECT_TYPES[sc.objects[idx].obj_type], sc.cfg
+            )
+            extras["arm_start"], extras["held_pose"] = arm, held_pose
+            where = target.goal_pos[:2]
+            approach = sc.front_yaw(sc.layout.receptacle(target.goal_receptacle).furniture)
+            start = sc.spawn_place(where, approach)
+        else:  # the arm as the previous skill (a place, a nav) left it
+            extras["arm_start"], sc.arm_discs = arm_start(sc.rng, sc.cfg)
+            where, approach = obj_xy, sc.front_yaw(src.furniture)
+            start = sc.spawn_close(where, approach)
+        extras["robot_start_far"] = list(sc.spawn_near(where, approach))
+    else:  # nav: end where a pick of the target would start (facing it, within reach)
+        goal = sc.spawn_close(obj_xy, sc.front_yaw(src.furniture), yaw_noise=0.0)
+        start = sc.spawn_anywhere(away_from=goal[:2], min_dist=sc.cfg.nav_min_dist)
+        extras["nav_goal"] = list(goal)
+    return start, [target], extras
+
+
+def _build_articulated(sc: SceneDraw, task: str) -> tuple:
+    spec = ARTICULATED_SKILLS[task]
+    prefix = spec.articulation
+    arts = [a for a in sc.layout.articulations if a.name.startswith(prefix)]
+    if not arts:
+        raise NoRoom(f"layout has no {prefix}")
+    art = arts[int(sc.rng.integers(len(arts)))]
+    if not spec.opens:  # a closing task starts open
+        sc.open_articulations.add(art.name)
+    sc.add_clutter(sc.num_objects())
+    handle = sc.clearance().handle_pos(art.name)  # where it is at the episode's joint value
+    approach = sc.front_yaw(art.furniture)
+    start = sc.spawn_work(art, handle)
+    far = sc.spawn_near(handle[:2], approach)
+    return start, [], {"articulation": art.name, "robot_start_far": list(far)}
+
+
+def _build_tidy_house(sc: SceneDraw, task: str) -> tuple:
+    sc.add_clutter(max(5, sc.num_objects()))
+    if len(sc.objects) < 5:
+        raise NoRoom("tidy_house needs 5 objects")
+    order = sc.rng.permutation(len(sc.objects))[:5]
+    targets = []
+    for i in order:
+        src = sc.objects[int(i)].receptacle
+        targets.append(sc.target(int(i), sc.pick_receptacle(sc.open_receptacles(), exclude=src)))
+    return sc.spawn_anywhere(), targets, {}
+
+
+def _build_prepare_groceries(sc: SceneDraw, task: str) -> tuple:
+    """Habitat 2.0: two objects from the fridge to the counter, one from the counter back."""
+    fridge = sc.pick_receptacle(sc.receptacles(_is_fridge))
+    counters = sc.receptacles(lambda r: r.container is None and r.name.startswith("counter"))
+    sc.open_articulations.add(fridge.container)
+    from_fridge = [sc.add_object(sc.random_type(), fridge) for _ in range(2)]
+    counter = sc.pick_receptacle(counters)
+    from_counter = sc.add_object(sc.random_type(), counter)
+    sc.add_clutter(sc.num_objects())
+    targets = [sc.target(i, sc.pick_receptacle(counters)) for i in from_fridge]
+    targets.append(sc.target(from_counter, fridge))
+    return sc.spawn_anywhere(), targets, {}
+
+
+def _build_set_table(sc: SceneDraw, task: str) -> tuple:
+    """Habitat 2.0: a bowl from a closed drawer, then fruit from the closed fridge, to the table."""
+    drawer = sc.pick_receptacle(sc.receptacles(_is_drawer))
+    fridge = sc.pick_receptacle(sc.receptacles(_is_fridge))
+    tables = sc.receptacles(lambda r: r.container is None and r.name.startswith("table"))
+    bowl = OBJECT_TYPES["bowl"]
+    if bowl.footprint_radius > min(drawer.surface.half_size[:2]):
+        bowl = sc.random_type(max_half_height=0.03)
+    fruit = OBJECT_TYPES[str(sc.rng.choice(["apple", "orange", "lemon"]))]
+    first = sc.add_object(bowl, drawer)
+    second = sc.add_object(fruit, fridge)
+    sc.add_clutter(sc.num_objects())
+    table = sc.pick_receptacle(tables)
+    return sc.spawn_anywhere(), [sc.target(first, table), sc.target(second, table)], {}
+
+
+BUILDERS = {
+    "nav": _build_pick,
+    "pick": _build_pick,
+    "place": _build_pick,
+    "open_fridge": _build_articulated,
+    "close_fridge": _build_articulated,
+    "open_cab": _build_articulated,
+    "close_cab": _build_articulated,
+    "tidy_house": _build_tidy_house,
+    "prepare_groceries": _build_prepare_groceries,
+    "set_table": _build_set_table,
+}
