@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from rearrange.eval.cli import EvalArgs
+from rearrange.eval.args import EvalArgs
 from rearrange.eval.report import EvalResult, plot_results, write_json
 from rearrange.eval.runner import evaluate
 from rearrange.sim.episode_types import HAB_SCENARIOS

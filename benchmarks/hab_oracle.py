@@ -14,7 +14,7 @@ import argparse
 import time
 from pathlib import Path
 
-from rearrange.eval.cli import EvalArgs
+from rearrange.eval.args import EvalArgs
 from rearrange.eval.report import EvalResult, write_json
 from rearrange.eval.runner import evaluate
 from rearrange.sim.episode_types import HAB_SCENARIOS

@@ -186,14 +186,6 @@ def _evaluate(args: argparse.Namespace) -> SkillEvalResult:
     return out
 
 
-def single_thread_torch() -> None:
-    """Batch-1 inference of a small policy: torch's intra-op threads only add contention
-    (measured 69 ms per LSTM step with 2 threads beside a training run, vs < 1 ms)."""
-    import torch
-
-    torch.set_num_threads(1)
-
-
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_args(argv)

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from rearrange.eval.args import EvalArgs
 from rearrange.sim.episode_types import HAB_SCENARIOS, SPLITS
 from rearrange.skills.learned import CHECKPOINT_DIRS
 
@@ -31,28 +31,6 @@ class UsageError(ValueError):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line instead of usage + error
         raise UsageError(f"{message} (see {PROG} --help)")
-
-
-@dataclass
-class EvalArgs:
-    scenario: str | None
-    no_nav: bool = False
-    skills: str = "learned"
-    oracle: list[str] = field(default_factory=list)
-    checkpoints: str | None = None
-    episodes: int = 50
-    episodes_file: str | None = None
-    split: str = "val"
-    videos: int = 2
-    video_dir: str = "videos"
-    video_every: int = 2
-    seed: int = 0
-    out: str | None = None
-    plot: list[str] = field(default_factory=list)
-    max_steps: int = 3000
-    step_limits: dict[str, int] = field(default_factory=dict)
-    device: str = "cpu"
-    progress: bool = True
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -218,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_args(argv)
         _quiet_imports()
-        from rearrange.eval_skill import single_thread_torch
+        from rearrange.skills.learned import single_thread_torch
 
         single_thread_torch()
         return run_plot(args) if args.plot and args.scenario is None else run_eval(args)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rearrange.eval.args import EvalArgs
 from rearrange.eval.executor import ExecutorConfig, TPSRLExecutor
 from rearrange.eval.report import EpisodeRecord, EvalResult
 from rearrange.eval.video import VideoRecorder
@@ -17,7 +18,7 @@ def _fix_hint(name: str) -> str:
     return f"train it with `python -m rearrange.train_skill {name}` or use `--skills oracle`"
 
 
-def find_skill_checkpoint(args: Any, name: str, base_movement: bool = False) -> Path:
+def find_skill_checkpoint(args: EvalArgs, name: str, base_movement: bool = False) -> Path:
     """The checkpoint of skill `name`: in --checkpoints if given, else a trained run under
     runs/ (the newest), else the one shipped with the package (`resolve_checkpoint`)."""
     from rearrange.skills.learned import resolve_checkpoint
@@ -25,14 +26,14 @@ def find_skill_checkpoint(args: Any, name: str, base_movement: bool = False) -> 
     return resolve_checkpoint(name, base_movement, args.checkpoints)
 
 
-def oracle_names(args: Any, names: list[str]) -> list[str]:
+def oracle_names(args: EvalArgs, names: list[str]) -> list[str]:
     """The plan's skills that run scripted: all with --skills oracle, else those in --oracle."""
     if args.skills == "oracle":
         return list(names)
-    return [n for n in names if n in getattr(args, "oracle", [])]
+    return [n for n in names if n in args.oracle]
 
 
-def load_skills(args: Any, names: list[str]) -> dict[str, Skill]:
+def load_skills(args: EvalArgs, names: list[str]) -> dict[str, Skill]:
     """Every skill the plans need; learned ones are all located before any is loaded, and
     the ones without a checkpoint are named together with the flag that runs them scripted."""
     scripted = oracle_names(args, names)
@@ -130,7 +131,7 @@ def _progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, disable=not enabled, desc=desc, unit="ep")
 
 
-def evaluate(args: Any) -> EvalResult:
+def evaluate(args: EvalArgs) -> EvalResult:
     from rearrange.tasks import HabConfig, HabEnv
     from rearrange.tasks.base import load_task_episodes
 
@@ -177,7 +178,7 @@ def evaluate(args: Any) -> EvalResult:
     )
 
 
-def _run_one(executor, plan, args, ep, record_video: bool) -> EpisodeRecord:
+def _run_one(executor, plan, args: EvalArgs, ep, record_video: bool) -> EpisodeRecord:
     if not record_video:
         return executor.run_episode(plan)
     suffix = "_nonav" if args.no_nav else ""
@@ -191,15 +192,15 @@ def _run_one(executor, plan, args, ep, record_video: bool) -> EpisodeRecord:
     return record
 
 
-def label(args: Any) -> str:
+def label(args: EvalArgs) -> str:
     name = "TP-SRL(NoNav)" if args.no_nav else "TP-SRL"
-    oracle = getattr(args, "oracle", [])
+    oracle = args.oracle
     if args.skills == "learned" and oracle:
         return f"{name} (learned, oracle {'+'.join(oracle)})"
     return f"{name} ({args.skills})"
 
 
-def _config_dict(args: Any) -> dict:
+def _config_dict(args: EvalArgs) -> dict:
     keys = (
         "scenario",
         "no_nav",

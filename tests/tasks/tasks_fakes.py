@@ -1,8 +1,9 @@
 """A FakeSim implementing the `rearrange.sim.simulator.Simulator` protocol without physics.
 
 State is set directly by the test (EE position, held object or handle, joint values,
-forces); `step` only records the action and runs an optional `on_step(sim)` hook, so a test
-can construct any transition and check the reward terms against hand-computed values.
+forces); `step` only records the action and runs an optional `on_step(sim)` hook, and
+`reset` ends with an optional `on_reset(sim)` hook (a starting state), so a test can
+construct any transition and check the reward terms against hand-computed values.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class FakeSim:
         self.footprints = Footprints(boxes=np.zeros((0, 5)))
         self.rest_ee_pos_base = np.array([0.5, 0.0, 1.0])
         self.on_step = None
+        self.on_reset = None
         self.last_action = None
         self.handles = {"fridge": np.array([2.0, 0.0, 1.0]), "drawer_0": np.array([2.0, 1.0, 0.5])}
         self.reset(None)
@@ -57,6 +59,8 @@ class FakeSim:
         self.force = 0.0
         self.violated = False
         self.collision_count = 0
+        if self.on_reset is not None:
+            self.on_reset(self)
 
     def step(self, arm_delta, grip, base_vel) -> None:
         self.last_action = (arm_delta, grip, base_vel)

@@ -38,8 +38,8 @@ def _step(env, sim, action=ZERO8, **state):
 def test_pick_dist_term_is_two_times_approach():
     env, sim = _env("pick")
     obj = sim.object_pos(0)
-    sim.set_ee_world(obj + [0.0, 0.0, 1.0])
-    env._reset_task()  # re-read the starting distance (1.0 m)
+    sim.on_reset = lambda s: s.set_ee_world(obj + [0.0, 0.0, 1.0])
+    env.reset()  # starts 1.0 m above the object
     _, reward, term, trunc, info = _step(env, sim, ee_world=obj + [0.0, 0.0, 0.9])
     t = info["reward_terms"]
     assert t["dist"] == pytest.approx(0.2, abs=1e-12)
@@ -118,8 +118,8 @@ def test_place_starts_holding_and_dist_tracks_object_to_goal():
     env, sim = _env("place")
     assert env.observe()["is_holding"][0] == 1.0
     goal = np.array([1.0, 1.0, 1.0])
-    sim.objects[0] = goal + [0.0, 0.0, 0.5]
-    env._reset_task()
+    sim.on_reset = lambda s: s.objects.__setitem__(0, goal + [0.0, 0.0, 0.5])
+    env.reset()
     _, _, _, _, info = _step(env, sim, objects=[goal + [0, 0, 0.4], sim.objects[1]])
     assert info["reward_terms"]["dist"] == pytest.approx(0.2)
 

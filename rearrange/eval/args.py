@@ -1,0 +1,28 @@
+"""`EvalArgs`: everything one HAB evaluation run needs, as `python -m rearrange.eval` parses
+it (`eval.cli`) and `eval.runner.evaluate` reads it; the benchmarks build it directly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class EvalArgs:
+    scenario: str | None
+    no_nav: bool = False
+    skills: str = "learned"
+    oracle: list[str] = field(default_factory=list)
+    checkpoints: str | None = None
+    episodes: int = 50
+    episodes_file: str | None = None
+    split: str = "val"
+    videos: int = 2
+    video_dir: str = "videos"
+    video_every: int = 2
+    seed: int = 0
+    out: str | None = None
+    plot: list[str] = field(default_factory=list)
+    max_steps: int = 3000
+    step_limits: dict[str, int] = field(default_factory=dict)
+    device: str = "cpu"
+    progress: bool = True
