@@ -50,7 +50,7 @@ class SuctionGripper:
     def holding(self) -> bool:
         return self._eq is not None
 
-    def _surface_dist(self, geom: int, limit: float) -> float:
+    def surface_dist(self, geom: int, limit: float) -> float:
         """Smallest distance between the gripper geoms and `geom` (capped at `limit`)."""
         best = limit
         for g in self.idx.gripper_geoms:
@@ -65,13 +65,13 @@ class SuctionGripper:
         for i, body in enumerate(self.idx.obj_bodies):
             if np.linalg.norm(self.d.xpos[body] - ee) > 0.35:
                 continue  # far away: skip the exact distance query
-            dist = self._surface_dist(int(self.idx.obj_geoms[i]), limit)
+            dist = self.surface_dist(int(self.idx.obj_geoms[i]), limit)
             if dist < best:
                 best, best_obj = dist, i
         for name, geom in self.idx.art_handle_geom.items():
             if np.linalg.norm(self.d.geom_xpos[geom] - ee) > 0.35:
                 continue
-            dist = self._surface_dist(geom, limit)
+            dist = self.surface_dist(geom, limit)
             if dist < best:
                 best, best_obj, best_art = dist, None, name
         if best > self.cfg.grasp_threshold:

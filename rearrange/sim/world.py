@@ -167,7 +167,7 @@ class RearrangeSim:
         if episode.extras.get("arm_start") is not None:  # after rest_ee_pos_base
             self._set_arm_start(episode.extras["arm_start"])
         if "holding" in episode.extras and episode.extras["holding"] is not None:
-            self._start_holding(int(episode.extras["holding"]))
+            self.start_holding(int(episode.extras["holding"]))
         self.collision_count = 0
         self._contact_force = 0.0
         self._violated = False
@@ -186,7 +186,7 @@ class RearrangeSim:
         self.arm_target = q.copy()
         mujoco.mj_forward(self.model, self.data)
 
-    def _start_holding(self, obj: int) -> None:
+    def start_holding(self, obj: int) -> None:
         """Put object `obj` against the gripper and weld it (episode starts holding): at
         extras["held_pose"] ([x, y, z, qw, qx, qy, qz] in the gripper body frame, the
         grasp a pick left) if given, else along the gripper axis ahead of the fingertips."""

@@ -92,9 +92,9 @@ class Collector:
             if self._preempt(rollout_index):
                 stats.preempted = True
                 break
-            if self._try_infer():
+            if self.try_infer():
                 continue
-            if self._poll(quota, stats):
+            if self.poll(quota, stats):
                 last_progress = now()
             elif now() - last_progress > self.worker_timeout_s:
                 self._raise_stuck()
@@ -115,7 +115,8 @@ class Collector:
         """Longest wait for a fuller batch: half the average inference time (reference)."""
         return 0.5 * self.inference.avg_inference_s
 
-    def _try_infer(self) -> bool:
+    def try_infer(self) -> bool:
+        """Run inference on a batch of the ready envs if the batcher says so (True: ran)."""
         if not self.ready:
             return False
         waited = now() - self.ready_since[self.ready[0]]
@@ -123,10 +124,11 @@ class Collector:
             len(self.ready), len(self.busy), waited, self.inference.avg_inference_s
         ):
             return False
-        self._infer(self.batcher.select(self.ready, self.lagging_key))
+        self.infer(self.batcher.select(self.ready, self.lagging_key))
         return True
 
-    def _infer(self, batch: list[int]) -> None:
+    def infer(self, batch: list[int]) -> None:
+        """Act for the envs in `batch` and send them their actions."""
         self.inference.act(batch)
         chosen = set(batch)
         self.ready = [e for e in self.ready if e not in chosen]
@@ -134,7 +136,9 @@ class Collector:
         self.pool.step(batch)
 
     # ------------------------------------------------------------------ env side
-    def _poll(self, quota: int, stats: CollectStats) -> bool:
+    def poll(self, quota: int, stats: CollectStats) -> bool:
+        """Take the env results that arrive within the batching wait (lagging envs first,
+        at most what the rollout's quota has left); True if any arrived."""
         if self.ready and not self.batcher.lockstep:
             waited = now() - self.ready_since[self.ready[0]]
             timeout = max(0.0, self.batch_wait_s() - waited)

@@ -61,7 +61,7 @@ class TeleportPick:
 
     def reset(self, target, sim=None):
         self.obj = target.obj_index
-        sim._start_holding(self.obj)  # test double: the sim's episode-start grasp
+        sim.start_holding(self.obj)  # test double: the sim's episode-start grasp
 
     def act(self, obs, sim):
         return action_layout("pick").compose(arm=np.zeros(7), grip=1.0)

@@ -22,8 +22,10 @@ def test_initial_mean_is_the_prior(squash):
     policy = _policy(action_mean_init=[0.0] * 7 + [1.0 if not squash else 0.9], squash_mean=squash)
     obs = {"joint": torch.randn(64, 7)}
     h = policy.initial_hidden(64)
-    out, _ = policy._single_step(obs, h, torch.zeros(64, 8), torch.zeros(64, dtype=torch.bool))
-    mean = policy.distribution(out).mean
+    with torch.no_grad():
+        _, mean, _, _ = policy.act(
+            obs, h, torch.zeros(64, 8), torch.zeros(64, dtype=torch.bool), deterministic=True
+        )
     target = 1.0 if not squash else 0.9
     assert mean[:, 7].mean().item() == pytest.approx(target, abs=0.03)  # gain-0.01 weights
     assert mean[:, :7].abs().max().item() < 0.05

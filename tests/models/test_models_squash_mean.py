@@ -12,7 +12,8 @@ import torch
 from models_testlib import action_space, pick_observation_space, random_obs
 
 from rearrange.models import ModelConfig, build_policy
-from rearrange.skills.learned import _policy_from
+from rearrange.skills.learned import build_policy_from_checkpoint
+from rearrange.ver_backend.checkpoint import save_checkpoint
 
 
 def _state_policy(**overrides):
@@ -54,11 +55,14 @@ def test_same_parameters_with_and_without_squash():
     squashed.load_state_dict(plain.state_dict())
 
 
-def test_old_checkpoint_config_without_the_field_loads_unchanged():
+def test_old_checkpoint_config_without_the_field_loads_unchanged(tmp_path):
     space, policy = _state_policy()
     stored = dataclasses.asdict(ModelConfig(backbone="none"))
     del stored["squash_mean"]  # written before the field existed
-    ckpt = {"config": {"model": stored}, "policy": policy.state_dict()}
-    loaded = _policy_from(ckpt, space, action_space(4))
+    ckpt = {"config": {"model": stored}, "policy": policy.state_dict(), "learner": {},
+            "num_steps": 0, "num_updates": 0, "observation_space": space,
+            "action_space": action_space(4)}  # fmt: skip
+    save_checkpoint(tmp_path / "old.pt", ckpt)
+    loaded, _, _ = build_policy_from_checkpoint(tmp_path / "old.pt", "pick", "cpu")
     assert loaded.config.squash_mean is False
     torch.testing.assert_close(_mean(loaded, space), _mean(policy, space), rtol=0, atol=0)

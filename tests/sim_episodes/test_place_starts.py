@@ -104,7 +104,7 @@ def test_sim_starts_the_arm_and_the_grasp_as_the_episode_says(sim):
         off = g_rot.T @ (sim.object_pos(i) - g_pos)
         assert np.allclose(off, ep.extras["held_pose"][:3], atol=1e-4)
         # the object touches the suction surfaces (within the grasp threshold)
-        assert sim.gripper._surface_dist(int(idx.obj_geoms[i]), 0.1) < sim.config.grasp_threshold
+        assert sim.gripper.surface_dist(int(idx.obj_geoms[i]), 0.1) < sim.config.grasp_threshold
         for _ in range(5):  # held still, nothing in contact
             sim.step(None, None, None)
         assert sim.held_object() == i and not sim.grasp_violated()

@@ -134,14 +134,14 @@ def test_quota_cut_completes_lagging_envs_first(serial):
     try:
         deadline = time.monotonic() + 60
         while len(collector.ready) < 4:  # the reset observations
-            collector._poll(40, stats)
+            collector.poll(40, stats)
             assert time.monotonic() < deadline
-        collector._infer([0, 1, 2, 3])
+        collector.infer([0, 1, 2, 3])
         if not serial:
             time.sleep(0.5)  # every result is waiting in its pipe
         storage.steps_this_rollout[:] = [5, 0, 3, 1]
         storage.num_complete = 38  # 2 steps left of T*N = 40
-        collector._poll(40, stats)
+        collector.poll(40, stats)
         completed = {e for e in range(4) if not storage.has_pending(e)}
         assert completed == {1, 3}  # the two envs with the fewest steps this rollout
     finally:
@@ -196,13 +196,13 @@ def test_batching_wait_is_half_the_average_inference_time():
     stats = CollectStats()
     try:
         while len(collector.ready) < 3:
-            collector._poll(15, stats)
-        collector._infer([1, 2])  # envs 1 and 2 simulate; env 0 waits for a batch of 3
+            collector.poll(15, stats)
+        collector.infer([1, 2])  # envs 1 and 2 simulate; env 0 waits for a batch of 3
         collector.inference.inference_times.clear()
         collector.inference.inference_times.extend([0.001] * 8)  # 1 ms per inference
         assert collector.batch_wait_s() == pytest.approx(0.0005)
         collector.ready_since[0] = now() - 0.003  # env 0 has waited 3 ms (< half an env step)
-        assert collector._try_infer()  # 3 ms > 0.5 ms: run on the partial batch
+        assert collector.try_infer()  # 3 ms > 0.5 ms: run on the partial batch
         assert storage.has_pending(0)
     finally:
         pool.close()

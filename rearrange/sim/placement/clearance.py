@@ -248,7 +248,7 @@ class RobotClearance:
 @cache
 def rest_gripper_frame() -> tuple[np.ndarray, np.ndarray]:
     """(position, x axis) of the gripper body at the resting pose, base frame: a held
-    object sits along that axis (`RearrangeSim._start_holding`)."""
+    object sits along that axis (`RearrangeSim.start_holding`)."""
     from rearrange.sim import robot as R
 
     model, data = _rest_pose()
@@ -260,6 +260,6 @@ def held_object_disc(size: tuple[float, ...]) -> tuple[float, float, float, floa
     """A disc (x, y, r, z_lo, z_hi) in the base frame covering an object held at rest."""
     pos, axis = rest_gripper_frame()
     extent = max(size)
-    centre = pos + axis * (0.045 + extent)  # as RearrangeSim._start_holding places it
+    centre = pos + axis * (0.045 + extent)  # as RearrangeSim.start_holding places it
     r = float(np.linalg.norm(size)) if len(size) > 1 else float(size[0])
     return (float(centre[0]), float(centre[1]), r, float(centre[2] - r), float(centre[2] + r))
