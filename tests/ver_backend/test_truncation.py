@@ -10,7 +10,7 @@ import torch
 from rearrange.ver_backend.env_worker import EnvRunner
 from rearrange.ver_backend.shared_memory import create_buffers
 from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig, SyntheticReachEnv
-from ver_system.helpers import build_collector
+from ver_backend.helpers import build_collector
 
 
 def test_runner_writes_the_final_observation_before_the_reset():

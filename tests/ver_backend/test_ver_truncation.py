@@ -11,12 +11,12 @@ from __future__ import annotations
 import dataclasses
 
 import torch
-from ver_core_testlib import plain_rollout
 
 from rearrange.ver_backend.config import PPOConfig
 from rearrange.ver_backend.gae import compute_gae
 from rearrange.ver_backend.learner import Learner
 from rearrange.ver_backend.rollout_storage import concat_rollouts, stale_fill
+from ver_backend.learner_testlib import plain_rollout
 
 
 def with_truncation(rollout, truncated, final_values):

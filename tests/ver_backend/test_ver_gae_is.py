@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-from ver_core_testlib import plain_rollout
 
 from rearrange.ver_backend.gae import compute_gae, per_env_step_table
 from rearrange.ver_backend.importance import (
@@ -12,6 +11,7 @@ from rearrange.ver_backend.importance import (
     per_env_is_coefficients,
     truncate_is_weights,
 )
+from ver_backend.learner_testlib import plain_rollout
 
 
 def _gae(r):

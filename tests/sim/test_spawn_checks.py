@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from sim_episodes_layouts import small_apartment, two_rooms
+from sim_layouts import small_apartment, two_rooms
 
 from rearrange.sim.episodes import (
     EPISODES_PER_BLOCK,

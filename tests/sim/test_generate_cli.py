@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from sim_episodes_layouts import small_apartment
+from sim_layouts import small_apartment
 
 from rearrange.sim import generate
 from rearrange.sim.episodes import TASKS, load_episodes

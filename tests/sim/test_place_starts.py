@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from sim_episodes_layouts import small_apartment
+from sim_layouts import small_apartment
 
 from rearrange.sim import robot as R
 from rearrange.sim.episodes import EpisodeGenConfig, generate_episodes

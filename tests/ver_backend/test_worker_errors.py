@@ -6,8 +6,8 @@ from rearrange.ver_backend.env_worker import EnvWorkerError, make_env_pool
 from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker
 from rearrange.ver_backend.rollout_storage import RolloutStorage
 from rearrange.ver_backend.systems import Collector
-from ver_system.helpers import FailingEnvFactory, build_collector
-from ver_system.tiny_policy import TinyPolicy
+from ver_backend.helpers import FailingEnvFactory, build_collector
+from ver_backend.tiny_policy import TinyPolicy
 
 
 def test_killed_worker_is_reported_with_its_index():

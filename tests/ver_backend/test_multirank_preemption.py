@@ -4,7 +4,7 @@ import torch.distributed as dist
 
 from rearrange.ver_backend.distributed import DistContext
 from rearrange.ver_backend.systems import Collector
-from ver_system.helpers import build_collector
+from ver_backend.helpers import build_collector
 
 
 def with_fake_ranks(collector: Collector, world_size: int = 2) -> dist.Store:

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from sim_episodes_layouts import small_apartment
+from sim_layouts import small_apartment
 
 from rearrange.sim.episode_types import HAB_SCENARIOS, Episode
 from rearrange.sim.episodes import (

@@ -24,8 +24,8 @@ from rearrange.ver_backend.preemption import PreemptionDecider
 from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
 from rearrange.ver_backend.systems import CollectStats
 from rearrange.ver_backend.trainer import Trainer, TrainSetup
-from ver_system.helpers import build_collector
-from ver_system.tiny_policy import build_tiny_policy
+from ver_backend.helpers import build_collector
+from ver_backend.tiny_policy import build_tiny_policy
 
 
 def next_rollout(collector, storage):

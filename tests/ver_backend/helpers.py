@@ -10,7 +10,7 @@ from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker
 from rearrange.ver_backend.rollout_storage import RolloutStorage
 from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
 from rearrange.ver_backend.systems import Collector
-from ver_system.tiny_policy import TinyPolicy
+from ver_backend.tiny_policy import TinyPolicy
 
 
 def build_collector(system="ver", num_envs=3, rollout_steps=5, serial=True, env_cfg=None, **kw):

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from sim_episodes_layouts import UP, two_rooms
+from sim_layouts import UP, two_rooms
 
 from rearrange.sim.layout_types import Furniture
 from rearrange.sim.navmap import NavMap

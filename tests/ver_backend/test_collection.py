@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig
-from ver_system.helpers import build_collector
+from ver_backend.helpers import build_collector
 
 
 def collect_rollouts(collector, storage, k):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from ver_core_testlib import plain_rollout
 
 from rearrange.ver_backend.minibatch import find_sequences, iter_minibatches, partition_sizes
+from ver_backend.learner_testlib import plain_rollout
 
 
 def _rollout():

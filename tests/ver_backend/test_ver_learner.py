@@ -8,11 +8,11 @@ import math
 
 import pytest
 import torch
-from ver_core_testlib import TinyPolicy, collect_rollout
 
 from rearrange.ver_backend.config import PPOConfig
 from rearrange.ver_backend.learner import Learner, TrainingDivergedError, cosine_lr
 from rearrange.ver_backend.minibatch import iter_minibatches
+from ver_backend.learner_testlib import TinyPolicy, collect_rollout
 
 # 3 envs, uneven collection (env 0 fastest), episode ends inside the rollout
 ENV_ORDER = [0, 1, 0, 2, 0, 0, 1, 0, 2, 0, 0, 1, 0, 2, 0, 0, 1, 0, 0, 2, 0, 1, 0, 0]
