@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from rearrange.sim.episode_types import Episode
     from rearrange.sim.layout_types import Layout
     from rearrange.sim.navmap import NavMap
-    from rearrange.sim.world import Footprints
+    from rearrange.sim.placement.footprints import Footprints
 
 
 @runtime_checkable

@@ -15,11 +15,12 @@ import numpy as np
 
 from rearrange.sim.episodes.config import EpisodeGenConfig
 from rearrange.sim.objects import OBJECT_TYPES, ObjectType
+from rearrange.sim.placement.clearance import collision_vertices, vertex_discs
 
 
 class ArmKinematics:
-    """The bare MuJoCo Fetch (as `placement.clearance` measures it) for arm forward kinematics: base at
-    the origin facing +x, so world coordinates are base-frame coordinates."""
+    """The bare MuJoCo Fetch (as `placement.clearance` measures it) for arm forward
+    kinematics: base at the origin facing +x, so world coordinates are base-frame ones."""
 
     def __init__(self) -> None:
         import mujoco
@@ -94,36 +95,8 @@ class ArmKinematics:
 
     def arm_discs(self, slice_len: float = 0.06, base_radius: float = 0.3) -> np.ndarray:
         """`placement.arm_discs` for the arm as it is now (not at rest)."""
-        m, d = self.model, self.data
-        out = []
-        for g in self.geoms:
-            if m.geom_type[g] == self.mj.mjtGeom.mjGEOM_MESH:
-                mid = m.geom_dataid[g]
-                adr, n = m.mesh_vertadr[mid], m.mesh_vertnum[mid]
-                local = m.mesh_vert[adr : adr + n].astype(np.float64)
-            else:
-                h = m.geom_size[g]
-                local = np.array(
-                    [
-                        [a * h[0], b * h[1], c * h[2]]
-                        for a in (-1, 1)
-                        for b in (-1, 1)
-                        for c in (-1, 1)
-                    ]
-                )
-            out.append(local @ d.geom_xmat[g].reshape(3, 3).T + d.geom_xpos[g])
-        verts = np.concatenate(out)
-        verts = verts[np.hypot(verts[:, 0], verts[:, 1]) > base_radius]
-        discs = []
-        for x0 in np.arange(verts[:, 0].min(), verts[:, 0].max() + 1e-9, slice_len):
-            sl = verts[(verts[:, 0] >= x0) & (verts[:, 0] < x0 + slice_len + 1e-9)]
-            if len(sl) == 0:
-                continue
-            cx = 0.5 * (sl[:, 0].min() + sl[:, 0].max())
-            cy = 0.5 * (sl[:, 1].min() + sl[:, 1].max())
-            r = float(np.hypot(sl[:, 0] - cx, sl[:, 1] - cy).max())
-            discs.append((cx, cy, r, sl[:, 2].min(), sl[:, 2].max()))
-        return np.array(discs, dtype=np.float64)
+        verts = collision_vertices(self.model, self.data, self.geoms)
+        return vertex_discs(verts, slice_len, base_radius)
 
 
 _KINEMATICS: list[ArmKinematics] = []

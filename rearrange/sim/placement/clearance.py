@@ -36,7 +36,12 @@ def arm_discs(slice_len: float = 0.06, base_radius: float = 0.3) -> np.ndarray:
     The rest of the robot lies inside the base circle, which the NavMap / sim footprint
     check already keeps off walls and furniture.
     """
-    verts = rest_robot_vertices()
+    return vertex_discs(rest_robot_vertices(), slice_len, base_radius)
+
+
+def vertex_discs(verts: np.ndarray, slice_len: float, base_radius: float) -> np.ndarray:
+    """[K, 5] discs (x, y, radius, z_lo, z_hi) covering the base-frame vertices outside the
+    base circle, one per x slice of `slice_len`."""
     verts = verts[np.hypot(verts[:, 0], verts[:, 1]) > base_radius]
     discs = []
     for x0 in np.arange(verts[:, 0].min(), verts[:, 0].max() + 1e-9, slice_len):
@@ -70,11 +75,17 @@ def _rest_pose() -> tuple:
 @cache
 def rest_robot_vertices() -> np.ndarray:
     """[N, 3] collision-geom vertices of the robot at its resting pose, base frame."""
+    model, data = _rest_pose()
+    return collision_vertices(model, data, range(model.ngeom))
+
+
+def collision_vertices(model, data, geoms) -> np.ndarray:
+    """[N, 3] vertices of the collision geoms among `geoms` (visual-only ones skipped) at
+    their pose in `data`: a mesh's vertices, a primitive's bounding-box corners."""
     import mujoco
 
-    model, data = _rest_pose()
     out = []
-    for g in range(model.ngeom):
+    for g in geoms:
         if model.geom_contype[g] == 0 and model.geom_conaffinity[g] == 0:
             continue  # visual only
         if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH:

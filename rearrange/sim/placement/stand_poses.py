@@ -8,6 +8,9 @@ oracles' stand points must be the same kind of pose, so this module builds a
 `RobotPlacement` from the sim's *current* state (`placement_now`) and checks candidate cells
 with its `pose_ok` (the generator's own test). Instead of the generator's random draw it
 takes the best-scoring pose: target at a comfortable reach, little driving.
+
+`sim` is the live world, a `rearrange.sim.simulator.Simulator` (not imported here: the
+protocol names this package's `Footprints`, so placement stays below it).
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ from rearrange.sim.layout_types import Articulation
 from rearrange.sim.objects import OBJECT_TYPES
 from rearrange.sim.placement.spawns import PlacementConfig, RobotPlacement, shoulder_reach
 from rearrange.sim.placement.work_poses import articulation_work_pose
-from rearrange.sim.simulator import Simulator
 
 PLACEMENT = PlacementConfig()  # the episode generator's reach band and comfort reach
 # m shoulder → target: the middle of the generator's [0.4, 0.85] band (the place task's
@@ -36,7 +38,7 @@ APPROACH_TURNS = (0.0, math.pi / 4, -math.pi / 4, math.pi / 2, -math.pi / 2, mat
 STAND_MARGIN = 0.05
 
 
-def _open_articulations(sim: Simulator, force_open: tuple[str, ...] = ()) -> set[str]:
+def _open_articulations(sim, force_open: tuple[str, ...] = ()) -> set[str]:
     """Articulations more than half open now (the generator knows only open / closed)."""
     names = set(force_open)
     for a in sim.layout.articulations:
@@ -46,9 +48,7 @@ def _open_articulations(sim: Simulator, force_open: tuple[str, ...] = ()) -> set
     return names
 
 
-def placement_now(
-    sim: Simulator, held: int | None = None, force_open: tuple[str, ...] = ()
-) -> RobotPlacement:
+def placement_now(sim, held: int | None = None, force_open: tuple[str, ...] = ()) -> RobotPlacement:
     """A `RobotPlacement` mirroring the sim now: objects where they are, the held object in
     the gripper, articulations open or closed as they are (or `force_open`)."""
     sc = RobotPlacement(sim.layout, sim.navmap, np.random.default_rng(0), PLACEMENT, sim.footprints)
@@ -79,7 +79,7 @@ def _candidates(sc: RobotPlacement, target_xy, approach_yaw: float, reach_max: f
 
 
 def ready_pose(
-    sim: Simulator,
+    sim,
     target_xy,
     approach_yaw: float,
     held: int | None = None,
@@ -129,7 +129,7 @@ def _grid_lookup(nm, grid: np.ndarray, xy: np.ndarray) -> np.ndarray:
 
 
 def in_ready_pose(
-    sim: Simulator,
+    sim,
     target_xy,
     max_bearing: float = math.radians(30),
     reach_max: float | None = None,
@@ -157,7 +157,7 @@ FAR_REACH = PLACEMENT.place_far_reach  # place episodes stand back this far too
 
 
 def best_ready_pose(
-    sim: Simulator, target_xy, approach_yaw: float, held: int | None = None, from_xy=None, **kw
+    sim, target_xy, approach_yaw: float, held: int | None = None, from_xy=None, **kw
 ) -> tuple[float, float, float] | None:
     """`ready_pose`, relaxed step by step (see FAR_REACH) when no strict pose exists."""
     tries: list[dict] = [{"held": held}, {"held": held, "reach_max": FAR_REACH}]
@@ -174,7 +174,7 @@ def best_ready_pose(
 
 
 def nav_goal_pose(
-    sim: Simulator,
+    sim,
     target_xy,
     front_yaw: float,
     held: int | None = None,
@@ -201,7 +201,7 @@ def nav_goal_pose(
     return pose if pose is not None else front_pose(sim, target_xy, front_yaw, travel)
 
 
-def front_pose(sim: Simulator, target_xy, front_yaw: float, extra: float = 0.0):
+def front_pose(sim, target_xy, front_yaw: float, extra: float = 0.0):
     """The point just in front of the furniture (first approach direction reachable from
     the base), facing `target_xy`; `extra` more out of the way (a drawer's travel)."""
     nm = sim.navmap
