@@ -1,7 +1,7 @@
 """Plain-data episodes for skill tasks and HAB scenarios (no MuJoCo imports).
 
 A skill episode has one target; a HAB episode has several, in the order the
-scenario lists them. Episodes are saved as JSON (see `episodes.py`).
+scenario lists them. Episodes are saved as JSON (see `episodes/json_io.py`).
 """
 
 from __future__ import annotations
