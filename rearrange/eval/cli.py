@@ -46,6 +46,7 @@ class EvalArgs:
     videos: int = 2
     video_dir: str = "videos"
     video_every: int = 2
+    reset_arm: bool = True
     seed: int = 0
     out: str | None = None
     plot: list[str] = field(default_factory=list)
@@ -93,6 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SKILL=N",
         help="override a skill's step limit, e.g. nav=600 (repeatable)",
     )
+    p.add_argument(
+        "--no-reset-arm",
+        action="store_true",
+        help="no scripted arm reset between skills (habitat-lab's add_arm_rest; on by default)",
+    )
     p.add_argument("--device", default="cpu", help="torch device of learned skills")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
@@ -118,6 +124,7 @@ def parse_args(argv: list[str] | None = None) -> EvalArgs:
         max_steps=ns.max_steps,
         step_limits=_step_limits(ns.step_limit),
         device=ns.device,
+        reset_arm=not ns.no_reset_arm,
         progress=not ns.no_progress,
     )
     _validate(args)

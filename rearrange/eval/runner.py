@@ -156,6 +156,7 @@ def evaluate(args: Any) -> EvalResult:
             max_steps=args.max_steps,
             step_limits={**HAB_STEP_LIMITS, **dict(args.step_limits)},
             frame_every=args.video_every,
+            reset_arm=args.reset_arm,
         ),
     )
     records = []
@@ -215,5 +216,6 @@ def _config_dict(args: Any) -> dict:
         "step_limits",
         "videos",
         "video_every",
+        "reset_arm",
     )
     return {k: getattr(args, k) for k in keys}
