@@ -33,6 +33,8 @@ from rearrange.skills.base import SkillError
 CONFIGS = {
     "learned": dict(skills="learned", no_nav=False),
     "learned_nonav": dict(skills="learned", no_nav=True),
+    # learned nav, then manipulation skills that move the base (their _bm checkpoints)
+    "learned_bm": dict(skills="learned", no_nav=False, base_movement=True),
     "oracle": dict(skills="oracle", no_nav=False),
     "oracle_nonav": dict(skills="oracle", no_nav=True),
 }
@@ -72,6 +74,7 @@ def run_config(scenario: str, name: str, args: argparse.Namespace) -> EvalResult
     eval_args = EvalArgs(
         scenario=scenario,
         no_nav=spec["no_nav"],
+        base_movement=spec.get("base_movement", False),
         skills=spec["skills"],
         oracle=list(args.oracle) if spec["skills"] == "learned" else [],
         checkpoints=args.checkpoints,

@@ -37,6 +37,7 @@ class _Parser(argparse.ArgumentParser):
 class EvalArgs:
     scenario: str | None
     no_nav: bool = False
+    base_movement: bool = False
     skills: str = "learned"
     oracle: list[str] = field(default_factory=list)
     checkpoints: str | None = None
@@ -60,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("scenario", nargs="?", help=f"one of: {', '.join(HAB_SCENARIOS)}")
     p.add_argument("--no-nav", action="store_true", help="TP-SRL(NoNav): drop the nav skills")
+    p.add_argument(
+        "--base-movement",
+        action="store_true",
+        help="manipulation skills that move the base (their _bm checkpoints) also after nav",
+    )
     p.add_argument("--skills", default="learned", help="learned (checkpoints) or oracle")
     p.add_argument(
         "--oracle",
@@ -109,6 +115,7 @@ def parse_args(argv: list[str] | None = None) -> EvalArgs:
     args = EvalArgs(
         scenario=ns.scenario,
         no_nav=ns.no_nav,
+        base_movement=ns.base_movement,
         skills=ns.skills,
         oracle=[n for n in ns.oracle.split(",") if n],
         checkpoints=ns.checkpoints,
@@ -171,7 +178,7 @@ def _validate(args: EvalArgs) -> None:
 
 
 def default_out(args: EvalArgs) -> Path:
-    suffix = "_nonav" if args.no_nav else ""
+    suffix = "_nonav" if args.no_nav else "_bm" if args.base_movement else ""
     return Path("runs/eval") / f"{args.scenario}{suffix}_{args.skills}"
 
 
