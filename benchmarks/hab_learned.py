@@ -84,7 +84,7 @@ def run_config(scenario: str, name: str, args: argparse.Namespace) -> EvalResult
         episodes=args.episodes,
         split="val",
         videos=args.videos,
-        video_dir=args.video_dir,
+        video_dir=str(Path(args.video_dir) / name),  # one folder per configuration
         seed=args.seed,
         progress=False,
     )
