@@ -4,10 +4,11 @@
     python -m benchmarks.hab_learned --scenarios tidy_house --configs learned oracle \
         --oracle nav --episodes 20
 
-For each scenario and configuration (learned: TP-SRL with the shipped / trained skills, the
-ones named in --oracle scripted; learned_nonav: the same with NoNav, which needs base-movement
-checkpoints; oracle / oracle_nonav: scripted skills), runs `rearrange.eval` on the same val
-episodes and writes under --out:
+For each scenario and configuration (learned_oracle_nav: learned manipulation skills,
+scripted nav; learned: TP-SRL with every skill learned (shipped / trained), those named in
+--oracle scripted; learned_bm: learned nav, then manipulation skills that move the base;
+learned_nonav: NoNav, which needs base-movement checkpoints; oracle / oracle_nonav: scripted
+skills), runs `rearrange.eval` on the same val episodes and writes under --out:
 - results_<scenario>_<config>.json (per episode);
 - table.md: per-stage success with bootstrap 95% CIs, one column per configuration, the VER
   paper's figures beside ours, and failures by plan step and cause;
@@ -31,8 +32,12 @@ from rearrange.sim.episode_types import HAB_SCENARIOS
 from rearrange.skills.base import SkillError
 
 CONFIGS = {
+    # learned manipulation skills, scripted nav (isolates the manipulation chain)
+    "learned_oracle_nav": dict(skills="learned", no_nav=False, oracle=["nav"]),
     "learned": dict(skills="learned", no_nav=False),
     "learned_nonav": dict(skills="learned", no_nav=True),
+    # learned nav, then manipulation skills that move the base (their _bm checkpoints)
+    "learned_bm": dict(skills="learned", no_nav=False, base_movement=True),
     "oracle": dict(skills="oracle", no_nav=False),
     "oracle_nonav": dict(skills="oracle", no_nav=True),
 }
@@ -72,13 +77,14 @@ def run_config(scenario: str, name: str, args: argparse.Namespace) -> EvalResult
     eval_args = EvalArgs(
         scenario=scenario,
         no_nav=spec["no_nav"],
+        base_movement=spec.get("base_movement", False),
         skills=spec["skills"],
-        oracle=list(args.oracle) if spec["skills"] == "learned" else [],
+        oracle=list(spec.get("oracle", args.oracle)) if spec["skills"] == "learned" else [],
         checkpoints=args.checkpoints,
         episodes=args.episodes,
         split="val",
         videos=args.videos,
-        video_dir=args.video_dir,
+        video_dir=str(Path(args.video_dir) / name),  # one folder per configuration
         seed=args.seed,
         progress=False,
     )
@@ -122,7 +128,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--scenarios", nargs="+", default=list(HAB_SCENARIOS), choices=HAB_SCENARIOS)
     p.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
-    p.add_argument("--oracle", nargs="*", default=[], help="skills run scripted in learned runs")
+    p.add_argument(
+        "--oracle",
+        nargs="*",
+        default=[],
+        help="skills run scripted in learned configs that name none themselves",
+    )
     p.add_argument("--checkpoints", help="checkpoint dir (default: runs/, then shipped)")
     p.add_argument("--episodes", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 class EvalArgs:
     scenario: str | None
     no_nav: bool = False
+    base_movement: bool = False
     skills: str = "learned"
     oracle: list[str] = field(default_factory=list)
     checkpoints: str | None = None
@@ -19,6 +20,7 @@ class EvalArgs:
     videos: int = 2
     video_dir: str = "videos"
     video_every: int = 2
+    reset_arm: bool = True
     seed: int = 0
     out: str | None = None
     plot: list[str] = field(default_factory=list)

@@ -37,6 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("scenario", nargs="?", help=f"one of: {', '.join(HAB_SCENARIOS)}")
     p.add_argument("--no-nav", action="store_true", help="TP-SRL(NoNav): drop the nav skills")
+    p.add_argument(
+        "--base-movement",
+        action="store_true",
+        help="manipulation skills that move the base (their _bm checkpoints) also after nav",
+    )
     p.add_argument("--skills", default="learned", help="learned (checkpoints) or oracle")
     p.add_argument(
         "--oracle",
@@ -71,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SKILL=N",
         help="override a skill's step limit, e.g. nav=600 (repeatable)",
     )
+    p.add_argument(
+        "--no-reset-arm",
+        action="store_true",
+        help="no scripted arm reset between skills (habitat-lab's add_arm_rest; on by default)",
+    )
     p.add_argument("--device", default="cpu", help="torch device of learned skills")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
@@ -81,6 +91,7 @@ def parse_args(argv: list[str] | None = None) -> EvalArgs:
     args = EvalArgs(
         scenario=ns.scenario,
         no_nav=ns.no_nav,
+        base_movement=ns.base_movement,
         skills=ns.skills,
         oracle=[n for n in ns.oracle.split(",") if n],
         checkpoints=ns.checkpoints,
@@ -96,6 +107,7 @@ def parse_args(argv: list[str] | None = None) -> EvalArgs:
         max_steps=ns.max_steps,
         step_limits=_step_limits(ns.step_limit),
         device=ns.device,
+        reset_arm=not ns.no_reset_arm,
         progress=not ns.no_progress,
     )
     _validate(args)
@@ -142,7 +154,7 @@ def _validate(args: EvalArgs) -> None:
 
 
 def default_out(args: EvalArgs) -> Path:
-    suffix = "_nonav" if args.no_nav else ""
+    suffix = "_nonav" if args.no_nav else "_bm" if args.base_movement else ""
     return Path("runs/eval") / f"{args.scenario}{suffix}_{args.skills}"
 
 

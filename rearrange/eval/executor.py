@@ -33,6 +33,7 @@ from rearrange.skill_spec import (
 )
 from rearrange.skills import Skill
 from rearrange.skills.masking import STOP_MASK_DIST, mask_nav_stop, nav_goal_distance
+from rearrange.skills.reset_arm import RESET_ARM_LAYOUT_SKILL, RESET_ARM_STEPS, ResetArm
 from rearrange.tasks import HabEnv
 from rearrange.tasks.grip_rules import GripTracker
 
@@ -57,6 +58,10 @@ class ExecutorConfig:
     """Record a video frame every this many env steps (when a frame sink is given)."""
     frame_size: tuple[int, int] = (480, 360)
     """Width, height of recorded third-person frames."""
+    reset_arm: bool = True
+    """After every skill but nav and the last, a scripted arm reset (habitat-lab TP-SRL's
+    `add_arm_rest`; skills/reset_arm.py): carry pose while holding, rest otherwise."""
+    reset_arm_steps: int = RESET_ARM_STEPS
 
 
 @dataclass
@@ -127,6 +132,8 @@ class TPSRLExecutor:
                     reason = f"{why} (skill step limit reached after {run.steps} steps)"
                 break
             progress.done_steps.add(i)
+            if self.config.reset_arm and step.skill != "nav" and i + 1 < len(plan):
+                skill_runs[-1]["reset_arm_steps"] = self._reset_arm()
             if step.skill != "nav":
                 progress.stages_done += 1
         success = not failed_skill and env.all_targets_done()
@@ -181,6 +188,21 @@ class TPSRLExecutor:
             if run.steps >= limit:
                 run.ended_by = "step_limit"
                 return run
+
+    def _reset_arm(self) -> int:
+        """Run the scripted arm reset (ResetArm) until it is done, its step budget is spent
+        or the episode's step limit is reached; returns the steps it took."""
+        env = self.env
+        name = RESET_ARM_LAYOUT_SKILL
+        arm = ResetArm(action_layout(name, env.skill_base_movement(name)))
+        steps = 0
+        while steps < self.config.reset_arm_steps and env.num_steps < self._max_steps():
+            if arm.is_done(env.sim):
+                break
+            env.apply_action(name, arm.act(env.sim))
+            steps += 1
+            self._maybe_record()
+        return steps
 
     def _mask(self, skill_name, action, layout, obs, grip: GripTracker, target=None) -> np.ndarray:
         """The deployment masks, decided by the same functions the skill envs train with

@@ -37,7 +37,8 @@ def load_skills(args: EvalArgs, names: list[str]) -> dict[str, Skill]:
     """Every skill the plans need; learned ones are all located before any is loaded, and
     the ones without a checkpoint are named together with the flag that runs them scripted."""
     scripted = oracle_names(args, names)
-    skills = {n: make_skill(n, "oracle", base_movement=args.no_nav) for n in scripted}
+    moving = manip_base_movement(args)
+    skills = {n: make_skill(n, "oracle", base_movement=moving) for n in scripted}
     learned = [n for n in names if n not in scripted]
     if not learned:
         return skills
@@ -46,11 +47,11 @@ def load_skills(args: EvalArgs, names: list[str]) -> dict[str, Skill]:
     paths, missing = {}, []
     for n in learned:  # NoNav manipulation skills need base-movement checkpoints
         try:
-            paths[n] = find_skill_checkpoint(args, n, args.no_nav and n in MANIPULATION_SKILLS)
+            paths[n] = find_skill_checkpoint(args, n, moving and n in MANIPULATION_SKILLS)
         except SkillError:
             missing.append(n)
     if missing:
-        variant = " base-movement" if args.no_nav else ""
+        variant = " base-movement" if moving else ""
         where = f"in {args.checkpoints}" if args.checkpoints else "(none trained or shipped)"
         raise SkillError(
             f"no learned{variant} checkpoint for {', '.join(missing)} {where}: train with `python -m rearrange.train_skill {missing[0]} --profile "
@@ -62,7 +63,14 @@ def load_skills(args: EvalArgs, names: list[str]) -> dict[str, Skill]:
     return skills
 
 
-def env_settings(skills: dict[str, Skill], no_nav: bool) -> tuple[str, int, bool]:
+def manip_base_movement(args: EvalArgs) -> bool:
+    """Whether the manipulation skills move the base: always with --no-nav (they must drive
+    to their targets), and with --base-movement also after a nav skill (they can correct
+    where a learned nav stopped, inside its 2 m stop mask)."""
+    return bool(args.no_nav or args.base_movement)
+
+
+def env_settings(skills: dict[str, Skill], moving: bool) -> tuple[str, int, bool]:
     """(obs preset, depth size, manipulation base movement) the skills were trained with."""
     presets = set()
     depth = 128
@@ -83,18 +91,18 @@ def env_settings(skills: dict[str, Skill], no_nav: bool) -> tuple[str, int, bool
             "the same obs preset"
         )
     preset = presets.pop() if presets else "state"
-    return preset, depth, _base_movement(skills, no_nav)
+    return preset, depth, _base_movement(skills, moving)
 
 
-def _base_movement(skills: dict[str, Skill], no_nav: bool) -> bool:
+def _base_movement(skills: dict[str, Skill], moving: bool) -> bool:
     manip = {n: s for n, s in skills.items() if n in MANIPULATION_SKILLS}
     has_base = {
         n: getattr(getattr(s, "layout", None), "base", None) is not None for n, s in manip.items()
     }
-    if no_nav and not all(has_base.values()):
+    if moving and not all(has_base.values()):
         lacking = sorted(n for n, b in has_base.items() if not b)
         raise SkillError(
-            f"--no-nav needs skills that move the base, but {', '.join(lacking)} cannot; "
+            f"--no-nav / --base-movement need skills that move the base, but {', '.join(lacking)} cannot; "
             f"train with `python -m rearrange.train_skill {lacking[0]} --base-movement`"
         )
     if len(set(has_base.values())) > 1:
@@ -141,12 +149,12 @@ def evaluate(args: EvalArgs) -> EvalResult:
     plans = plan_all(episodes, args.split, args.no_nav)
     needed = sorted({s.skill for plan in plans for s in plan})
     skills = load_skills(args, needed)
-    preset, depth, base = env_settings(skills, args.no_nav)
+    preset, depth, base = env_settings(skills, manip_base_movement(args))
     config = HabConfig(
         max_steps=args.max_steps,
         obs_preset=preset,
         depth_size=depth,
-        skill_base_movement=base or (args.no_nav and args.skills == "oracle"),
+        skill_base_movement=base or (manip_base_movement(args) and args.skills == "oracle"),
     )
     env = HabEnv(args.scenario, config, split=args.split, seed=args.seed, episodes=episodes)
     executor = TPSRLExecutor(
@@ -156,6 +164,7 @@ def evaluate(args: EvalArgs) -> EvalResult:
             max_steps=args.max_steps,
             step_limits={**HAB_STEP_LIMITS, **dict(args.step_limits)},
             frame_every=args.video_every,
+            reset_arm=args.reset_arm,
         ),
     )
     records = []
@@ -194,6 +203,8 @@ def _run_one(executor, plan, args: EvalArgs, ep, record_video: bool) -> EpisodeR
 
 def label(args: EvalArgs) -> str:
     name = "TP-SRL(NoNav)" if args.no_nav else "TP-SRL"
+    if args.base_movement and not args.no_nav:
+        name += " +base-moving skills"
     oracle = args.oracle
     if args.skills == "learned" and oracle:
         return f"{name} (learned, oracle {'+'.join(oracle)})"
@@ -204,6 +215,7 @@ def _config_dict(args: EvalArgs) -> dict:
     keys = (
         "scenario",
         "no_nav",
+        "base_movement",
         "skills",
         "oracle",
         "checkpoints",
@@ -215,5 +227,6 @@ def _config_dict(args: EvalArgs) -> dict:
         "step_limits",
         "videos",
         "video_every",
+        "reset_arm",
     )
     return {k: getattr(args, k) for k in keys}

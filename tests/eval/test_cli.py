@@ -148,6 +148,7 @@ def test_defaults():
     args = parse_args(["set_table", "--no-nav", "--step-limit", "nav=600"])
     assert (args.skills, args.split, args.episodes, args.max_steps) == ("learned", "val", 50, 3000)
     assert args.no_nav and args.step_limits == {"nav": 600}
+    assert args.reset_arm and not parse_args(["set_table", "--no-reset-arm"]).reset_arm
 
 
 def test_checkpoints_are_found_in_train_skill_run_layout(tmp_path):

@@ -9,6 +9,9 @@ import pytest
 from rearrange.eval.executor import ExecutorConfig, TPSRLExecutor, nav_goal
 from rearrange.planner import make_plan
 from rearrange.skills import action_layout, make_skill
+from rearrange.skills.oracle_common import rest_ee_world
+from rearrange.skills.oracle_manip import CARRY_OFFSET, CARRY_TOL
+from rearrange.skills.reset_arm import RESET_ARM_STEPS, ResetArm
 from rearrange.tasks import HabConfig, HabEnv
 from rearrange.tasks.base import load_task_episodes
 
@@ -124,7 +127,7 @@ def test_failed_step_ends_the_episode_at_its_stage(one_target_episode):
     env.reset()
     plan = make_plan(env.sim.layout, env.episode)
     skills = {"nav": TeleportNav(), "pick": TeleportPick(), "place": IdleSkill("place")}
-    record = TPSRLExecutor(env, skills).run_episode(plan)
+    record = TPSRLExecutor(env, skills, ExecutorConfig(reset_arm=False)).run_episode(plan)
     # nav + pick 1 succeed (stage 1 reached), nav to the goal succeeds, place 1 fails
     assert record.stages_completed == 1 and not record.success
     assert record.failed_skill == str(plan[3]) and plan[3].skill == "place"
@@ -229,3 +232,50 @@ def test_nonav_oracle_pick_and_place_navigate_themselves(one_target_episode):
     record = TPSRLExecutor(env, skills).run_episode(plan)
     assert record.failure_reason == ""
     assert record.success and record.stages_completed == 2
+
+
+def test_arm_reset_runs_after_pick_only_and_lifts_the_held_object(one_target_episode):
+    """habitat-lab's add_arm_rest: a scripted reset after every skill but nav and the last.
+    After TeleportPick the EE sits at rest holding the object; the reset lifts it to the
+    carry pose (rest + 0.13 m up) and keeps the hold."""
+    env = _env(one_target_episode)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode)
+    rest_z = float(rest_ee_world(env.sim)[2])
+    skills = {"nav": TeleportNav(), "pick": TeleportPick(), "place": IdleSkill("place")}
+    lifted = {}
+
+    class RecordingNav(TeleportNav):
+        def reset(self, target, sim=None):
+            if sim.held_object() is not None:  # the second nav: after pick and the reset
+                lifted["z"] = float(sim.ee_pos("world")[2])
+                lifted["held"] = sim.held_object()
+            super().reset(target, sim)
+
+    skills["nav"] = RecordingNav()
+    record = TPSRLExecutor(env, skills).run_episode(plan)
+    runs = record.skill_runs
+    assert [r["skill"] for r in runs] == ["nav", "pick", "nav", "place"]
+    resets = runs[1]["reset_arm_steps"]
+    assert 0 < resets < RESET_ARM_STEPS  # it finished by reaching the pose, not the budget
+    assert "reset_arm_steps" not in runs[0] and "reset_arm_steps" not in runs[3]
+    assert record.steps == 1 + 1 + resets + 1 + 5
+    assert lifted["held"] == env.pick_target(0).obj_index
+    assert lifted["z"] == pytest.approx(rest_z + CARRY_OFFSET[2], abs=CARRY_TOL)
+
+
+def test_arm_reset_without_a_held_object_returns_to_rest(one_target_episode):
+    env = _env(one_target_episode)
+    env.reset()
+    sim = env.sim
+    layout = action_layout("pick")
+    for _ in range(20):  # push the arm well away from rest
+        env.apply_action("pick", layout.compose(arm=np.full(7, 0.5), grip=-1.0))
+    assert np.linalg.norm(sim.ee_pos("world") - rest_ee_world(sim)) > 0.05
+    arm = ResetArm(layout)
+    for _ in range(RESET_ARM_STEPS):
+        if arm.is_done(sim):
+            break
+        env.apply_action("pick", arm.act(sim))
+    assert np.linalg.norm(sim.ee_pos("world") - rest_ee_world(sim)) < CARRY_TOL
+    assert sim.held_object() is None

@@ -58,3 +58,30 @@ def test_shipped_learned_pick_and_place_run_a_tidy_house_episode(tmp_path, capsy
     episode = result["episodes"][0]
     assert episode["stages_completed"] >= 1  # the learned pick holds obj at rest
     assert episode["success"] or episode["failed_skill"]  # a failure names its plan step
+
+
+def test_base_moving_skills_after_nav_use_the_bm_checkpoints(tmp_path, capsys):
+    # --base-movement: manipulation skills that move the base, with the nav skill kept.
+    ckpts = tmp_path / "ckpts"
+    train_ckpt(ckpts / "pick.pt")  # fixed base: must not be picked up
+    train_ckpt(ckpts / "pick_bm.pt", base_movement=True)
+    out = tmp_path / "out"
+    rc = main(["tidy_house", "--base-movement", "--checkpoints", str(ckpts), "--oracle",
+               "nav,place", "--episodes", "1", "--videos", "0", "--out", str(out),
+               "--no-progress"])  # fmt: skip
+    assert rc == 0
+    assert f"skill pick: {ckpts / 'pick_bm.pt'}" in capsys.readouterr().out
+    result = json.loads((out / "results.json").read_text())
+    assert result["label"] == "TP-SRL +base-moving skills (learned, oracle nav+place)"
+    assert result["config"]["base_movement"] is True
+    assert [r["skill"] for r in result["episodes"][0]["skill_runs"]][:2] == ["nav", "pick"]
+
+
+def test_base_moving_skills_without_bm_checkpoint_is_a_one_line_error(tmp_path, capsys):
+    ckpts = tmp_path / "ckpts"
+    train_ckpt(ckpts / "pick.pt")
+    rc = main(["tidy_house", "--base-movement", "--checkpoints", str(ckpts), "--oracle",
+               "nav,place", "--episodes", "1", "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "\n" not in err
+    assert "no learned base-movement checkpoint for pick" in err
