@@ -52,15 +52,24 @@ def make_sim(config: TaskConfig) -> Simulator:
 
 
 def load_task_episodes(
-    task: str, path: str | None, num_episodes: int, split: str, seed: int
+    task: str,
+    path: str | None,
+    num_episodes: int,
+    split: str,
+    seed: int,
+    fridge_pick_prob: float | None = None,
 ) -> list[Episode]:
-    """Episodes of `task` (a skill or HAB scenario) from `path`, or `num_episodes` made now."""
+    """Episodes of `task` (a skill or HAB scenario) from `path`, or `num_episodes` made now
+    (`fridge_pick_prob`: see TaskConfig; None keeps the generator's default)."""
     from rearrange.sim import episodes as ep_mod
 
     if path:
         eps = ep_mod.load_episodes(path)
     else:
-        eps = ep_mod.generate_episodes(task, split, num_episodes, seed)
+        config = None
+        if fridge_pick_prob is not None:
+            config = ep_mod.EpisodeGenConfig(fridge_pick_prob=fridge_pick_prob)
+        eps = ep_mod.generate_episodes(task, split, num_episodes, seed, config=config)
     check_episodes(eps, task, split)
     return eps
 
@@ -117,7 +126,12 @@ class SkillEnv(gymnasium.Env):
         self._episodes = episodes if episodes is not None else None
         if self._episodes is None:
             self._episodes = load_task_episodes(
-                config.task, config.episodes_path, config.num_episodes, split, seed
+                config.task,
+                config.episodes_path,
+                config.num_episodes,
+                split,
+                seed,
+                config.fridge_pick_prob,
             )
         else:
             check_episodes(self._episodes, config.task, split)

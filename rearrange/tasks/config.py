@@ -46,6 +46,9 @@ class TaskConfig:
     # when it is None, generate `num_episodes` on the fly with episodes.generate_episodes.
     episodes_path: str | None = None
     num_episodes: int = 50
+    # Pick: the share of generated episodes whose object lies on the open fridge's shelf
+    # (None: the generator's default, EpisodeGenConfig.fridge_pick_prob = 0.2).
+    fridge_pick_prob: float | None = None
     # Apply the skill's deployment grip rule while training (tasks/grip_rules.py): pick keeps
     # the grip on once holding, place keeps it off once released. A deviation from Habitat 2.0
     # skill training, which leaves the grip free and masks it only in the HRL executor.
