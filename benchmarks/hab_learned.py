@@ -60,6 +60,8 @@ def failure_cause(reason: str, ended_by_limit: bool = False) -> str:
         return "dropped object"
     if "step limit" in text or "timed out" in text or "episode_limit" in text or ended_by_limit:
         return "skill timed out"
+    if "not opened" in text or "not closed" in text:
+        return "articulation short of target"
     if "object_at" in text:
         return "placed off goal"
     if "not holding" in text:
