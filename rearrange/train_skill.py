@@ -156,26 +156,40 @@ def main(argv: list[str] | None = None) -> int:
         print(hint, file=sys.stderr)
     torch.set_num_threads(cfg.torch_threads)
     if cfg.algo == "pql":
-        from rearrange.pql.cli import run_pql
+        from rearrange.pql.cli import check_pql_config, train_pql
+        from rearrange.pql.learner_process import LearnerError
 
-        return run_pql(cfg, run_dir)
+        problem = check_pql_config(cfg)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
+        train = functools.partial(train_pql, cfg, run_dir)
+        return report_training(train, "V-learner updates", (LearnerError,))
     if int(os.environ.get("RANK", "0")) == 0:
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "config.yaml").write_text(config_to_yaml(cfg))
+    return report_training(Trainer(cfg.ver, cfg.ppo, make_setup(cfg, run_dir)).train, "updates")
+
+
+def report_training(train, updates: str, process_errors: tuple = ()) -> int:
+    """Run `train()` (VER or PQL) and report it: exit code 0 with a "done" log line, or 1 with
+    a one-line error (and the failing process's traceback above it for worker/learner errors)."""
     try:
-        result = Trainer(cfg.ver, cfg.ppo, make_setup(cfg, run_dir)).train()
-    except EnvWorkerError as exc:
+        result = train()
+    except (EnvWorkerError, *process_errors) as exc:
         if exc.worker_traceback:
-            print(f"--- env worker traceback ---\n{exc.worker_traceback}", file=sys.stderr)
+            who = "env worker" if isinstance(exc, EnvWorkerError) else "learner process"
+            print(f"--- {who} traceback ---\n{exc.worker_traceback}", file=sys.stderr)
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except CheckpointError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     logging.info(
-        "done: %d steps, %d updates, %.0f SPS, checkpoint %s",
+        "done: %d steps, %d %s, %.0f SPS, checkpoint %s",
         result.num_steps,
         result.num_updates,
+        updates,
         result.sps,
         result.checkpoint,
     )

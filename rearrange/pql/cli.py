@@ -1,22 +1,19 @@
 """`python -m rearrange.train_skill SKILL --algo pql`: the PQL branch of the training CLI.
 
 `train_skill.main` composes the config (`+algo=pql` applies skill_configs/algo/pql.yaml),
-resolves the run directory, then hands over here.
+resolves the run directory, checks it with `check_pql_config`, then trains with `train_pql`
+and reports the outcome as it does for VER.
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import sys
 from pathlib import Path
 
 from rearrange.config import TrainConfig, config_to_yaml
-from rearrange.pql.learner_process import LearnerError
 from rearrange.pql.policy import PQL_POLICY
 from rearrange.pql.trainer import PQLSetup, PQLTrainer
-from rearrange.ver_backend.checkpoint import CheckpointError
-from rearrange.ver_backend.env_worker import EnvWorkerError, TaskEnvFactory
+from rearrange.ver_backend.env_worker import TaskEnvFactory
 from rearrange.ver_backend.synthetic_env import SyntheticEnvFactory
 
 
@@ -49,12 +46,9 @@ def _plain(cfg: TrainConfig) -> dict:
     return OmegaConf.to_container(OmegaConf.structured(cfg))
 
 
-def run_pql(cfg: TrainConfig, run_dir: Path) -> int:
-    """Train with PQL; exit code (2: bad config, 1: a worker, learner or checkpoint failed)."""
-    problem = check_pql_config(cfg)
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
+def train_pql(cfg: TrainConfig, run_dir: Path):
+    """Train with PQL (the config passed `check_pql_config`); returns the trainer's result.
+    Raises EnvWorkerError / LearnerError / CheckpointError; `train_skill` reports them."""
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(config_to_yaml(cfg))
     setup = PQLSetup(
@@ -65,21 +59,4 @@ def run_pql(cfg: TrainConfig, run_dir: Path) -> int:
         config_dict=_plain(cfg),
         worker_timeout_s=cfg.worker_timeout_s,
     )
-    try:
-        result = PQLTrainer(cfg.pql, setup).train()
-    except (EnvWorkerError, LearnerError) as exc:
-        if exc.worker_traceback:
-            print(f"--- worker traceback ---\n{exc.worker_traceback}", file=sys.stderr)
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except CheckpointError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    logging.info(
-        "done: %d steps, %d V-learner updates, %.0f SPS, checkpoint %s",
-        result.num_steps,
-        result.num_updates,
-        result.sps,
-        result.checkpoint,
-    )
-    return 0
+    return PQLTrainer(cfg.pql, setup).train()
