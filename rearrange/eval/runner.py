@@ -149,12 +149,13 @@ def evaluate(args: EvalArgs) -> EvalResult:
     plans = plan_all(episodes, args.split, args.no_nav)
     needed = sorted({s.skill for plan in plans for s in plan})
     skills = load_skills(args, needed)
-    preset, depth, base = env_settings(skills, manip_base_movement(args))
+    moving = manip_base_movement(args)
+    preset, depth, base = env_settings(skills, moving)
     config = HabConfig(
         max_steps=args.max_steps,
         obs_preset=preset,
         depth_size=depth,
-        skill_base_movement=base or (manip_base_movement(args) and args.skills == "oracle"),
+        skill_base_movement=base or (moving and args.skills == "oracle"),
     )
     env = HabEnv(args.scenario, config, split=args.split, seed=args.seed, episodes=episodes)
     executor = TPSRLExecutor(
