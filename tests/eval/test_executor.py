@@ -279,3 +279,20 @@ def test_arm_reset_without_a_held_object_returns_to_rest(one_target_episode):
         env.apply_action("pick", arm.act(sim))
     assert np.linalg.norm(sim.ee_pos("world") - rest_ee_world(sim)) < CARRY_TOL
     assert sim.held_object() is None
+
+
+def test_nav_to_a_drawer_ends_at_its_work_pose():
+    """The open/close skills train from the articulation's work pose; the nav before
+    open_cab must end there (a pick-ready pose beside the drawer: learned open_cab 0/12)."""
+    from rearrange.sim.placement import articulation_work_pose
+
+    ep = load_task_episodes("set_table", None, 1, "val", 0)[0]
+    env = _env(ep)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode)
+    i = next(k for k, s in enumerate(plan) if s.skill == "open_cab")
+    nav, art_name = plan[i - 1], plan[i].articulation
+    assert nav.skill == "nav" and nav.nav_kind == "articulation"
+    art = next(a for a in env.sim.layout.articulations if a.name == art_name)
+    work = articulation_work_pose(env.sim.layout, art, footprints=env.sim.footprints)
+    assert nav_goal(env, nav) == pytest.approx(work)
