@@ -145,7 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    report = [f"# HAB, val split, {args.episodes} episodes per configuration (seed {args.seed})", ""]
+    report = [
+        f"# HAB, val split, {args.episodes} episodes per configuration (seed {args.seed})",
+        "",
+    ]
     report.append(f"Command: `python -m benchmarks.hab_learned {' '.join(argv or sys.argv[1:])}`")
     report.append("")
     for scenario in args.scenarios:

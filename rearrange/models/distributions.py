@@ -58,7 +58,9 @@ class GaussianHead(nn.Module):
             )
         with torch.no_grad():
             for i, value in enumerate(mean_init):  # tanh(atanh(v)) = v when squashed
-                self.mean.bias[i] = math.atanh(max(min(value, 0.999), -0.999)) if squash_mean else value
+                self.mean.bias[i] = (
+                    math.atanh(max(min(value, 0.999), -0.999)) if squash_mean else value
+                )
         self.log_std = nn.Parameter(torch.full((action_dim,), float(log_std_init)))
         self.log_std_bounds = log_std_bounds
 

@@ -31,7 +31,9 @@ def test_export_measures_success_and_writes_compact_weights(tmp_path):
     import torch
 
     shipped = torch.load(out / "pick.pt", weights_only=False)
-    assert all(v.dtype == torch.float16 for v in shipped["policy"].values() if v.is_floating_point())
+    assert all(
+        v.dtype == torch.float16 for v in shipped["policy"].values() if v.is_floating_point()
+    )
     assert shipped["manifest"] == manifest and "optimizer" not in shipped["learner"]
     skill = LearnedSkill(out / "pick.pt", skill_name="pick")
     for name, value in skill.policy.state_dict().items():  # fp16 round trip of fp32 weights
@@ -53,7 +55,9 @@ def test_lookup_prefers_trained_runs_then_shipped(tmp_path, monkeypatch):
         resolve_checkpoint("pick", base_movement=True)
     run = tmp_path / "runs" / "pick" / "r1"
     train_ckpt(run / "checkpoints" / "latest.pt")
-    (run / "config.yaml").write_text("skill: pick\nbase_movement: false\ntask:\n  base_movement: false\n")
+    (run / "config.yaml").write_text(
+        "skill: pick\nbase_movement: false\ntask:\n  base_movement: false\n"
+    )
     assert resolve_checkpoint("pick").resolve() == (run / "checkpoints" / "latest.pt").resolve()
     # a fixed-base run is not used for the base-movement variant: the shipped _bm file is
     (shipped_dir / "pick_bm.pt").write_bytes(b"x")

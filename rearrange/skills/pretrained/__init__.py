@@ -57,9 +57,7 @@ def compact_state(ckpt: dict[str, Any], manifest: dict[str, Any]) -> dict[str, A
     `LearnedSkill` read it like any other checkpoint."""
     import torch
 
-    weights = {
-        k: v.half() if torch.is_floating_point(v) else v for k, v in ckpt["policy"].items()
-    }
+    weights = {k: v.half() if torch.is_floating_point(v) else v for k, v in ckpt["policy"].items()}
     return {
         "policy": weights,
         "learner": {},
