@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         print(hint, file=sys.stderr)
     torch.set_num_threads(cfg.torch_threads)
     if cfg.algo == "pql":
-        from rearrange.pql.cli import check_pql_config, train_pql
+        from rearrange.train_pql import check_pql_config, train_pql
         from rearrange.pql.learner_process import LearnerError
 
         problem = check_pql_config(cfg)

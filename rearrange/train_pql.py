@@ -1,4 +1,6 @@
-"""`python -m rearrange.train_skill SKILL --algo pql`: the PQL branch of the training CLI.
+"""`python -m rearrange.train_skill SKILL --algo pql`: the PQL branch of the training CLI
+(beside train_skill: it joins the CLI's TrainConfig to the pql package, which does not
+import the CLI layer).
 
 `train_skill.main` composes the config (`+algo=pql` applies skill_configs/algo/pql.yaml),
 resolves the run directory, checks it with `check_pql_config`, then trains with `train_pql`
