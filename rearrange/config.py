@@ -71,6 +71,10 @@ class TrainConfig:
     """torch intra-op threads of the main process (env workers always use 1)."""
     worker_timeout_s: float = 120.0
     """An env that returns no step for this long is reported as stuck."""
+    pretrained_weights: str | None = None
+    """Start a new run from these policy weights (a train_skill checkpoint or a shipped one,
+    e.g. rearrange/skills/pretrained/nav.pt) to fine-tune, say with a changed task config;
+    the optimiser and step counters start fresh. --resume of the run ignores it. VER only."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
     ver: VERConfig = field(default_factory=VERConfig)
     pql: PQLConfig = field(default_factory=PQLConfig)

@@ -31,6 +31,8 @@ def check_pql_config(cfg: TrainConfig) -> str | None:
             f"algo=pql needs model.policy={PQL_POLICY} (set by skill_configs/algo/pql.yaml), got "
             f"{cfg.model.policy!r}: use --algo pql instead of algo=pql"
         )
+    if cfg.pretrained_weights:
+        return "pretrained_weights is supported with --algo ver only: drop it for PQL"
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         return "PQL runs on one machine in one launch: start it without torchrun"
     return None

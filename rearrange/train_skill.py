@@ -133,6 +133,7 @@ def make_setup(cfg: TrainConfig, run_dir: Path) -> TrainSetup:
         run_dir=run_dir,
         config_dict=_plain(cfg),
         worker_timeout_s=cfg.worker_timeout_s,
+        init_weights=Path(cfg.pretrained_weights) if cfg.pretrained_weights else None,
     )
 
 
@@ -148,6 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg = compose_train_config(args.skill, cli_overrides(args))
         run_dir = resolve_run_dir(cfg, args.resume)
+        if cfg.pretrained_weights and not Path(cfg.pretrained_weights).is_file():
+            raise ConfigError(
+                f"pretrained_weights={cfg.pretrained_weights}: no such file; pass a checkpoint "
+                "(runs/SKILL/RUN/checkpoints/latest.pt or rearrange/skills/pretrained/SKILL.pt)"
+            )
     except (ConfigError, CheckpointError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -156,8 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         print(hint, file=sys.stderr)
     torch.set_num_threads(cfg.torch_threads)
     if cfg.algo == "pql":
-        from rearrange.train_pql import check_pql_config, train_pql
         from rearrange.pql.learner_process import LearnerError
+        from rearrange.train_pql import check_pql_config, train_pql
 
         problem = check_pql_config(cfg)
         if problem:

@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from rearrange.ver_backend.checkpoint import (
+    CheckpointError,
     find_latest,
     load_checkpoint,
     rng_state,
@@ -51,6 +52,9 @@ class TrainSetup:
     run_dir: Path
     config_dict: dict[str, Any] = field(default_factory=dict)  # saved in checkpoints
     resume: bool = True  # continue from run_dir's checkpoint if there is one
+    # A new run (nothing to resume) starts from these policy weights (a train_skill or shipped
+    # checkpoint); the optimiser, step counters and RNG start fresh.
+    init_weights: Path | None = None
     system: str | None = None  # overrides ver.system ('collect_only' for benchmarks)
     learner_factory: Callable[..., Any] | None = None
     worker_timeout_s: float = 120.0
@@ -157,6 +161,8 @@ class Trainer:
     def _maybe_resume(self, ctx: DistContext) -> None:
         path = find_latest(self.ckpt_dir) if self.setup.resume else None
         if path is None:
+            if self.setup.init_weights is not None:
+                self._init_from(self.setup.init_weights, ctx)
             return
         state = load_checkpoint(path, map_location=ctx.device)
         self.policy.load_state_dict(state["policy"])
@@ -169,6 +175,31 @@ class Trainer:
         self.inference.policy_version = self.num_updates
         self.last_checkpoint = path
         log.info("resumed from %s at step %d, update %d", path, self.num_steps, self.num_updates)
+
+    def _init_from(self, path: Path, ctx: DistContext) -> None:
+        """Policy weights from another checkpoint (fine-tuning); its spaces must match."""
+        state = load_checkpoint(path, map_location=ctx.device)
+        for name, ours in (("observation", self.obs_space), ("action", self.action_space)):
+            theirs = state[f"{name}_space"]
+            if theirs != ours:
+                raise CheckpointError(
+                    f"pretrained_weights {path}: its {name} space {theirs} differs from this "
+                    f"run's {ours}: pass a checkpoint of the same skill, preset and base movement"
+                )
+        weights = {
+            k: v.float() if torch.is_floating_point(v) else v for k, v in state["policy"].items()
+        }
+        try:
+            self.policy.load_state_dict(weights)
+        except RuntimeError as exc:
+            first = str(exc).strip().splitlines()[-1].strip()
+            raise CheckpointError(
+                f"pretrained_weights {path} does not fit this run's model ({first}): use the "
+                "model config it was trained with"
+            ) from None
+        if self.actor is not self.policy:
+            self.actor.load_state_dict(self.policy.state_dict())
+        log.info("policy weights from %s (trained %d steps)", path, int(state["num_steps"]))
 
     # ------------------------------------------------------------------ loop
     def train(self) -> TrainResult:
