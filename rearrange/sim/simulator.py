@@ -102,6 +102,10 @@ class Simulator(Protocol):
     def planning_navmap(self) -> NavMap:
         """`navmap` with the open doors that block the base as extra obstacles."""
 
+    def door_footprints(self) -> Footprints | None:
+        """The open door/drawer panels that block the base, where they are now (None when
+        doors do not block it)."""
+
     def obstacle_ranges(self, angles: Any, max_range: float) -> np.ndarray:
         """Range scan (m) from the base centre along base-frame headings to the first wall,
         furniture footprint or open door, capped at max_range."""

@@ -242,7 +242,7 @@ class RearrangeSim:
         mid = start[2] + 0.5 * (yaw - start[2])  # midpoint heading: straighter arcs
         dist = v[0] * cfg.base_max_linear * cfg.policy_dt
         x, y = start[0] + dist * math.cos(mid), start[1] + dist * math.sin(mid)
-        doors = self.swinging.footprints(self.data) if cfg.door_blocks_base else None
+        doors = self.door_footprints()
         if not self._blocked(x, y, start, doors):
             return np.array([x, y, yaw])
         self.collision_count += 1
@@ -341,7 +341,7 @@ class RearrangeSim:
         r = self.config.robot_radius
         if self.footprints.collides(x, y, r):
             return False
-        doors = self.swinging.footprints(self.data) if self.config.door_blocks_base else None
+        doors = self.door_footprints()
         if doors is not None and doors.collides(x, y, r):
             return False
         self.data.qpos[self.idx.base_qpos] = (x, y, wrap_angle(yaw))
@@ -360,7 +360,7 @@ class RearrangeSim:
         x, y, yaw = self.data.qpos[self.idx.base_qpos]
         world = yaw + np.asarray(angles, dtype=np.float64)
         ranges = self.footprints.ray_distances(x, y, world, max_range)
-        doors = self.swinging.footprints(self.data) if self.config.door_blocks_base else None
+        doors = self.door_footprints()
         if doors is not None:
             ranges = np.minimum(ranges, doors.ray_distances(x, y, world, max_range))
         return ranges
@@ -469,12 +469,17 @@ class RearrangeSim:
             self._scene["navmap"] = NavMap(self.layout, robot_radius=self.config.robot_radius)
         return self._scene["navmap"]
 
+    def door_footprints(self) -> Footprints | None:
+        """The open door and drawer panels that block the base, where they are now (None
+        when doors do not block it: `SimConfig.door_blocks_base` off)."""
+        return self.swinging.footprints(self.data) if self.config.door_blocks_base else None
+
     def planning_navmap(self):
         """The NavMap with the open doors/drawers that block the base (`SwingingParts`) at
         their pose now as extra obstacles: the static `navmap` ignores them, so paths ran
         into an open fridge door. Built once per distinct door state (rounded to 1 cm /
         0.01 rad) and cached; `navmap` itself when everything is closed."""
-        doors = self.swinging.footprints(self.data) if self.config.door_blocks_base else None
+        doors = self.door_footprints()
         if doors is None:
             return self.navmap
         yaw = np.arctan2(doors.sin, doors.cos)

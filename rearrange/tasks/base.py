@@ -147,9 +147,13 @@ class SkillEnv(gymnasium.Env):
 
     def _spawn_for_base_movement(self, episode: Episode) -> Episode:
         """Manipulation skills with base movement start farther away (≤ 2 m, the VER paper's
-        "+ base movement" variants); without it they start within the arm's reach."""
+        "+ base movement" variants), but for a `near_start_prob` share of episodes; without
+        it they start within the arm's reach."""
         far = episode.extras.get("robot_start_far")
         if self.task == "nav" or not self.config.base_movement or far is None:
+            return episode
+        near = self.config.near_start_prob
+        if near > 0 and self._rng.random() < near:  # TaskConfig.near_start_prob
             return episode
         return replace(episode, robot_start=tuple(far))
 

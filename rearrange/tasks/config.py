@@ -49,6 +49,11 @@ class TaskConfig:
     # Pick: the share of generated episodes whose object lies on the open fridge's shelf
     # (None: the generator's default, EpisodeGenConfig.fridge_pick_prob = 0.2).
     fridge_pick_prob: float | None = None
+    # "+ base movement" variants: the share of episodes that start at the fixed-base (close)
+    # spawn instead of the far one (a start-distribution curriculum for training: the
+    # finishing moves are learned from starts where they are in reach; 0 = the VER paper's
+    # far starts only, as evaluation uses).
+    near_start_prob: float = 0.0
     # Apply the skill's deployment grip rule while training (tasks/grip_rules.py): pick keeps
     # the grip on once holding, place keeps it off once released. A deviation from Habitat 2.0
     # skill training, which leaves the grip free and masks it only in the HRL executor.
@@ -71,6 +76,8 @@ class TaskConfig:
             self.max_episode_steps = task_step_limit(self.task, self.base_movement)
         if self.max_episode_steps <= 0:
             raise ValueError(f"max_episode_steps must be > 0, got {self.max_episode_steps}")
+        if not 0.0 <= self.near_start_prob <= 1.0:
+            raise ValueError(f"near_start_prob must be in [0, 1], got {self.near_start_prob}")
 
 
 def default_task_config(task: str, **overrides: Any) -> TaskConfig:

@@ -296,3 +296,23 @@ def test_nav_to_a_drawer_ends_at_its_work_pose():
     art = next(a for a in env.sim.layout.articulations if a.name == art_name)
     work = articulation_work_pose(env.sim.layout, art, footprints=env.sim.footprints)
     assert nav_goal(env, nav) == pytest.approx(work)
+
+
+def test_nav_to_a_fridge_shelf_object_stands_clear_of_the_open_door():
+    """After open_fridge the door stands at ~1.19 rad; the nav goal for the shelf object must
+    be a pose the sim lets the base reach, facing the object (the whole door sweep was
+    treated as blocked, no pick-ready pose was left, and the fallback stood in the door)."""
+    from rearrange.sim.placement import articulation_work_pose, in_ready_pose
+
+    ep = load_task_episodes("set_table", None, 2, "val", 0)[1]
+    env = _env(ep)
+    env.reset()
+    sim = env.sim
+    sim.set_articulation_pos("fridge", 1.19)
+    fridge = next(a for a in sim.layout.articulations if a.name == "fridge")
+    assert sim.set_base_pose(*articulation_work_pose(sim.layout, fridge, footprints=sim.footprints))
+    plan = make_plan(sim.layout, env.episode)
+    i = next(k for k, s in enumerate(plan) if s.skill == "pick" and "fridge" in s.receptacle)
+    goal = nav_goal(env, plan[i - 1])
+    assert sim.set_base_pose(*goal)  # not inside the door panel
+    assert in_ready_pose(sim, sim.object_pos(plan[i].obj_index)[:2], reach_max=0.9)

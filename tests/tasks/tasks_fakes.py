@@ -144,6 +144,9 @@ class FakeSim:
     def planning_navmap(self) -> FakeNavMap:
         return self.navmap
 
+    def door_footprints(self):
+        return None  # no doors
+
     def obstacle_ranges(self, angles, max_range: float) -> np.ndarray:
         return np.full(np.shape(angles), float(max_range))
 

@@ -236,3 +236,28 @@ def test_handle_grasp_reported_by_sim():
     sim.handle_held = None
     _, _, term, _, info = env.step(np.zeros(8))
     assert info["success"] and term
+
+
+@pytest.mark.parametrize("prob, near", [(0.0, 0), (1.0, 30), (0.5, None)])
+def test_near_start_prob_mixes_close_starts_into_base_movement_episodes(prob, near):
+    config = default_task_config("open_cab", obs_preset="state", base_movement=True)
+    config.near_start_prob = prob
+    ep = make_episode("open_cab")
+    ep.extras["robot_start_far"] = [1.5, 0.5, 0.2]
+    sim = FakeSim()
+    env = make_env("open_cab", config, "train", 0, sim=sim, episodes=[ep])
+    starts = []
+    for i in range(30):
+        env.reset(seed=i)
+        starts.append(tuple(sim.episode.robot_start))
+    n_near = starts.count(tuple(ep.robot_start))
+    assert n_near + starts.count((1.5, 0.5, 0.2)) == 30
+    if near is None:
+        assert 5 <= n_near <= 25  # both kinds (binomial 30 x 0.5: outside 5..25 has p < 1e-4)
+    else:
+        assert n_near == near
+
+
+def test_near_start_prob_outside_0_1_is_refused():
+    with pytest.raises(ValueError, match="near_start_prob must be in"):
+        default_task_config("open_cab", near_start_prob=1.5)

@@ -99,6 +99,11 @@ class RobotPlacement:
         self.arm_discs: np.ndarray | None = None
         self.objects: list[ObjectPlacement] = []
         self.open_articulations: set[str] = set()
+        # Run time (`placement_now`): the sim's open door/drawer panels where they are now
+        # (`Simulator.door_footprints`). Then a door blocks the base only where its panel
+        # is, as in the sim; without it (episode generation) an open door blocks its whole
+        # sweep.
+        self.doors_now: Footprints | None = None
 
     def rounded(self, p) -> tuple[float, float, float]:
         d = self.cfg.decimals
@@ -112,7 +117,9 @@ class RobotPlacement:
 
     def _blocked_by_door(self, cells_xy: np.ndarray, margin: float) -> np.ndarray:
         """Points within `margin` of an open hinged door's sweep (the NavMap only knows
-        closed furniture)."""
+        closed furniture), or of a door panel where it is now (`doors_now`)."""
+        if self.doors_now is not None:
+            return np.array([self.doors_now.distance(x, y) < margin for x, y in cells_xy], bool)
         blocked = np.zeros(len(cells_xy), dtype=bool)
         for art in self.layout.articulations:
             if art.kind != "hinge" or art.name not in self.open_articulations:

@@ -62,6 +62,8 @@ def placement_now(sim, held: int | None = None, force_open: tuple[str, ...] = ()
         p = np.asarray(sim.to_base_frame(sim.object_pos(held)), dtype=np.float64)
         sc.held_disc = (float(p[0]), float(p[1]), r, float(p[2] - r), float(p[2] + r))
     sc.open_articulations = _open_articulations(sim, force_open)
+    if not force_open:  # doors as they are now (a forced-open drawer is not out yet)
+        sc.doors_now = sim.door_footprints()
     return sc
 
 
