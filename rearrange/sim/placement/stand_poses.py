@@ -196,14 +196,28 @@ def nav_goal_pose(
         travel = abs(articulation.open - articulation.closed)
     force_open = (articulation.name,) if travel else ()
     if articulation is not None:
-        # the sim's footprints: the same base check the generator's work poses were made with
+        # the sim's footprints: the same base check the generator's work poses were made
+        # with. Taken when the resting robot is clear there, or else when the sim accepts
+        # the base there: a drawer left open beside the fridge (set_table) overlaps the
+        # resting arm's discs at the fridge's work pose, and the fallback pick-ready pose
+        # faced the fridge ~37° off, where the learned open_fridge stalled at 0.4-0.5 rad
+        # (1/5 episodes; 5/5 from the work pose, the arm brushing the open drawer).
+        clear = placement_now(sim, sim.held_object(), force_open)
         work = articulation_work_pose(sim.layout, articulation, footprints=sim.footprints)
-        if placement_now(sim, sim.held_object(), force_open).pose_ok(*work):
+        if clear.pose_ok(*work) or _base_clear(sim, work):
             return work
     pose = best_ready_pose(sim, target_xy, front_yaw, held=held, force_open=force_open)
     if pose is None and force_open:  # no pose clear of the open drawer: as it is now
         pose = best_ready_pose(sim, target_xy, front_yaw)
     return pose if pose is not None else front_pose(sim, target_xy, front_yaw, travel)
+
+
+def _base_clear(sim, pose) -> bool:
+    """The sim would accept the base at `pose` (walls, furniture, open door panels)."""
+    r = PLACEMENT.robot_radius
+    doors = sim.door_footprints()
+    x, y = pose[0], pose[1]
+    return not sim.footprints.collides(x, y, r) and (doors is None or not doors.collides(x, y, r))
 
 
 def front_pose(sim, target_xy, front_yaw: float, extra: float = 0.0):
