@@ -58,17 +58,19 @@ def load_task_episodes(
     split: str,
     seed: int,
     fridge_pick_prob: float | None = None,
+    fridge_pick_others: int | None = None,
 ) -> list[Episode]:
     """Episodes of `task` (a skill or HAB scenario) from `path`, or `num_episodes` made now
-    (`fridge_pick_prob`: see TaskConfig; None keeps the generator's default)."""
+    (`fridge_pick_prob`, `fridge_pick_others`: see TaskConfig; None keeps the generator's
+    default)."""
     from rearrange.sim import episodes as ep_mod
 
     if path:
         eps = ep_mod.load_episodes(path)
     else:
-        config = None
-        if fridge_pick_prob is not None:
-            config = ep_mod.EpisodeGenConfig(fridge_pick_prob=fridge_pick_prob)
+        gen = {"fridge_pick_prob": fridge_pick_prob, "fridge_pick_others": fridge_pick_others}
+        gen = {k: v for k, v in gen.items() if v is not None}
+        config = ep_mod.EpisodeGenConfig(**gen) if gen else None
         eps = ep_mod.generate_episodes(task, split, num_episodes, seed, config=config)
     check_episodes(eps, task, split)
     return eps
@@ -132,6 +134,7 @@ class SkillEnv(gymnasium.Env):
                 split,
                 seed,
                 config.fridge_pick_prob,
+                config.fridge_pick_others,
             )
         else:
             check_episodes(self._episodes, config.task, split)

@@ -49,6 +49,9 @@ class TaskConfig:
     # Pick: the share of generated episodes whose object lies on the open fridge's shelf
     # (None: the generator's default, EpisodeGenConfig.fridge_pick_prob = 0.2).
     fridge_pick_prob: float | None = None
+    # Pick on the fridge shelf: up to this many other objects beside the target there
+    # (None: the generator's default, EpisodeGenConfig.fridge_pick_others = 0).
+    fridge_pick_others: int | None = None
     # "+ base movement" variants: the share of episodes that start at the fixed-base (close)
     # spawn instead of the far one (a start-distribution curriculum for training: the
     # finishing moves are learned from starts where they are in reach; 0 = the VER paper's

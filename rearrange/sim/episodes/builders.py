@@ -30,6 +30,13 @@ def _build_pick(sc: SceneDraw, task: str) -> tuple:
     else:
         src = sc.pick_receptacle(open_recs)
     idx = sc.add_object(sc.random_type(), src)
+    if in_fridge and sc.cfg.fridge_pick_others > 0:
+        shelves = sc.receptacles(_is_fridge)
+        for _ in range(int(sc.rng.integers(sc.cfg.fridge_pick_others + 1))):
+            try:
+                sc.add_object(sc.random_type(), sc.pick_receptacle(shelves))
+            except NoRoom:
+                pass
     sc.add_clutter(sc.num_objects())
     target = sc.target(idx, sc.pick_receptacle(open_recs, exclude=src.name))
     obj_xy = sc.objects[idx].pos[:2]
