@@ -22,6 +22,7 @@ import numpy as np
 
 from rearrange.sim import objects
 from rearrange.sim.placement import arm_discs
+from rearrange.sim.placement.clearance import world_boxes
 
 REST_SLACK = 0.15  # m: the arm may end a skill this far (EE) from rest, mostly lower
 GRIPPER_RADIUS = 0.09  # m: disc covering gripper and fingers around the EE point
@@ -70,6 +71,53 @@ def sweep_hits(discs: np.ndarray, objs: np.ndarray, x: float, y: float, yaws: np
     return bool(np.any(near & z_hit[None]))
 
 
+def held_disc(sim: Any) -> np.ndarray | None:
+    """[1, 5] base-frame disc of the held object now, or None."""
+    held = sim.held_object()
+    if held is None:
+        return None
+    size = objects.object_type(sim.episode.objects[held].obj_type).size
+    r = float(np.linalg.norm(size))
+    p = np.asarray(sim.to_base_frame(sim.object_pos(held)), dtype=np.float64)
+    return np.array([[p[0], p[1], r, p[2] - r, p[2] + r]])
+
+
+_BOXES: dict = {}
+
+
+def scene_boxes(sim: Any) -> np.ndarray:
+    """[B, 7] rows (cx, cy, hx, hy, yaw, z_lo, z_hi): walls and furniture boxes with the
+    doors and drawers as they are now (cached per layout and rounded joint values)."""
+    arts = {a.name: round(float(sim.articulation_pos(a.name)), 2) for a in sim.layout.articulations}
+    key = (id(sim.layout), tuple(sorted(arts.items())))
+    hit = _BOXES.get(key)
+    if hit is None:
+        b = world_boxes(sim.layout, arts)
+        hit = np.column_stack([b.center, b.half, b.yaw, b.z])
+        if len(_BOXES) > 16:
+            _BOXES.clear()
+        _BOXES[key] = hit
+    return hit
+
+
+def box_hits(
+    disc: np.ndarray, boxes: np.ndarray, x: float, y: float, yaws: np.ndarray
+) -> np.ndarray:
+    """[B] whether the disc at base pose (x, y, yaw) for any of `yaws` touches each box."""
+    if not len(boxes) or not len(yaws):
+        return np.zeros(len(boxes), dtype=bool)
+    d = disc[0]
+    c, s = np.cos(yaws), np.sin(yaws)
+    px, py = x + c * d[0] - s * d[1], y + s * d[0] + c * d[1]
+    bc, bs = np.cos(boxes[:, 4]), np.sin(boxes[:, 4])
+    dx, dy = px[:, None] - boxes[None, :, 0], py[:, None] - boxes[None, :, 1]
+    lx = np.abs(bc * dx + bs * dy) - boxes[None, :, 2]
+    ly = np.abs(-bs * dx + bc * dy) - boxes[None, :, 3]
+    dist = np.hypot(np.maximum(lx, 0.0), np.maximum(ly, 0.0))  # [Y, B]
+    z_hit = (boxes[:, 5] < d[4] + MARGIN) & (boxes[:, 6] > d[3] - MARGIN)
+    return np.any(dist < d[2] + MARGIN, axis=0) & z_hit
+
+
 def _yaws(yaw: float, delta: float) -> np.ndarray:
     n = max(1, math.ceil(abs(delta) / YAW_STEP))
     return yaw + delta * np.arange(1, n + 1) / n
@@ -88,4 +136,14 @@ def turn_clear(sim: Any, delta: float, x: float | None = None, y: float | None =
             sweep_hits(discs, objs[i : i + 1], x, y, np.array([yaw])) for i in range(len(objs))
         ]
         objs = objs[~np.asarray(touching, dtype=bool)]
-    return not sweep_hits(discs, objs, x, y, _yaws(yaw, delta))
+    if sweep_hits(discs, objs, x, y, _yaws(yaw, delta)):
+        return False
+    held = held_disc(sim)
+    if held is None:
+        return True
+    # a held object swung into a counter edge, a fridge shelf or the door is torn off
+    # the suction cup (prepare_groceries: 4 of 12 episodes lost the object on a nav leg
+    # next to the fridge); boxes it already touches are ignored as for objects
+    boxes = scene_boxes(sim)
+    boxes = boxes[~box_hits(held, boxes, x, y, np.array([yaw]))]
+    return not np.any(box_hits(held, boxes, x, y, _yaws(yaw, delta)))
