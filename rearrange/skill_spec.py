@@ -35,6 +35,18 @@ ARTICULATED_SKILLS = {
     "close_cab": ArticulatedSkill("drawer", opens=False),
 }
 
+
+def articulation_shortfall(skill: str, joint: float, target: float) -> float:
+    """How far an open/close skill's joint still is from its target, in the skill's
+    direction (0 at or past it). An open joint pulled past its target counts as open (a
+    drawer at its 0.5 m stop against the 0.45 m target), as the HAB predicates say
+    (opened: joint >= threshold); |joint - target| refused exactly that, and the
+    base-moving open_cab, pulling with the base, stopped at the stop and never succeeded."""
+    if ARTICULATED_SKILLS[skill].opens:
+        return max(0.0, float(target) - float(joint))
+    return max(0.0, float(joint) - float(target))
+
+
 # ---------------------------------------------------------------------------------- actions
 
 ARM_DOF = 7  # arm joint deltas in [-1, 1] x 0.0125 rad

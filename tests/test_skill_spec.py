@@ -60,3 +60,13 @@ def test_rewards_per_skill():
         r = default_rewards(s)
         assert (r.art_dist, r.grasp, r.at_state, r.ee_dist) == (0.0, 0.0, 0.0, 1.0)
     assert default_rewards("open_cab").art_dist == 10.0
+
+
+def test_articulation_shortfall_is_one_sided():
+    from rearrange.skill_spec import articulation_shortfall
+
+    assert articulation_shortfall("open_cab", 0.30, 0.45) == pytest.approx(0.15)
+    assert articulation_shortfall("open_cab", 0.50, 0.45) == 0.0  # past the target: open
+    assert articulation_shortfall("open_fridge", 1.0, 1.2208) == pytest.approx(0.2208)
+    assert articulation_shortfall("close_fridge", 0.3, 0.0) == pytest.approx(0.3)
+    assert articulation_shortfall("close_cab", 0.0, 0.0) == 0.0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rearrange.skill_spec import ARTICULATED_SKILLS, SUCCESS, SkillTarget
+from rearrange.skill_spec import ARTICULATED_SKILLS, SUCCESS, SkillTarget, articulation_shortfall
 from rearrange.tasks.sensors import held_handle  # the is_holding sensor's own probe
 
 
@@ -40,7 +40,8 @@ def postcondition_met(skill_name: str, target: SkillTarget, sim) -> bool:
         return sim.held_object() is None and ee_at_rest(sim)
     if skill_name in ARTICULATED_SKILLS:
         name, goal = articulation_goal(sim, skill_name, target)
-        at_goal = abs(sim.articulation_pos(name) - goal) < SUCCESS.articulation
+        short = articulation_shortfall(skill_name, sim.articulation_pos(name), goal)
+        at_goal = short < SUCCESS.articulation
         return at_goal and not handle_held(sim) and ee_at_rest(sim)
     return False  # nav ends only by its stop action
 

@@ -5,10 +5,13 @@ marker (EE->handle) distance change x1 until the joint reaches its target, EE->r
 afterwards, at-state +5 (first time the joint is at its target), wrong grasp (an object
 instead of the handle) -5 and ends; close skills use only the EE and marker terms (the
 others have coefficient 0 in their default config). Success: joint within 0.05 of the
-target, EE within 0.15 m of rest, nothing held (the brief's simplification: no stop action).
+target or past it (`skill_spec.articulation_shortfall`), EE within 0.15 m of rest, nothing
+held (the brief's simplification: no stop action).
 """
 
 from __future__ import annotations
+
+from rearrange.skill_spec import articulation_shortfall
 
 from .actions import DecodedAction
 from .base import SkillEnv, StepResult
@@ -31,7 +34,9 @@ ART_TERMS = (
 class ArticulatedEnv(SkillEnv):
     def _art_err(self) -> float:
         t = self.target
-        return abs(float(self.sim.articulation_pos(t.articulation)) - float(t.art_target))
+        return articulation_shortfall(
+            self.task, self.sim.articulation_pos(t.articulation), t.art_target
+        )
 
     def _handle_grasped(self) -> bool:
         return held_handle(self.sim) == self.target.articulation

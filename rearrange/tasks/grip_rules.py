@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rearrange.skill_spec import SUCCESS
+from rearrange.skill_spec import SUCCESS, articulation_shortfall
 
 # Grip rules per skill: how the grip dimension is overridden.
 GRIP_KEEP_ON_WHEN_HOLDING = "keep_on_when_holding"
@@ -125,7 +125,7 @@ class GripTracker:
     """
 
     def __init__(self, skill: str, art_tol: float = ART_AT_TARGET_TOL) -> None:
-        self.rule = GRIP_RULES.get(skill)
+        self.skill, self.rule = skill, GRIP_RULES.get(skill)
         self.art_tol = art_tol
         self.reset()
 
@@ -140,7 +140,8 @@ class GripTracker:
         near = True
         if self.rule == GRIP_HOLD_HANDLE_UNTIL_TARGET:
             holding = held_handle(sim) == target.articulation
-            err = abs(float(sim.articulation_pos(target.articulation)) - float(target.art_target))
+            joint = sim.articulation_pos(target.articulation)
+            err = articulation_shortfall(self.skill, joint, target.art_target)
             self.released |= err < self.art_tol
         else:
             holding = sim.held_object() is not None

@@ -36,21 +36,42 @@ def _act(grip):
     return a
 
 
-@pytest.mark.parametrize("skill", ["open_cab", "open_fridge", "close_cab", "close_fridge"])
-def test_articulated_holds_handle_until_joint_at_target_then_lets_go(skill):
+# (skill, start, target, a joint 0.25 short of it, one 0.04 short, one pushed back after)
+ARTICULATED_CASES = [
+    ("open_cab", 0.0, 0.45, 0.20, 0.41, 0.30),
+    ("open_fridge", 0.0, 1.22, 0.97, 1.18, 1.0),
+    ("close_cab", 0.45, 0.0, 0.25, 0.04, 0.2),
+    ("close_fridge", 1.22, 0.0, 0.25, 0.04, 0.2),
+]
+
+
+@pytest.mark.parametrize("skill, start, goal, short, near, back", ARTICULATED_CASES)
+def test_articulated_holds_handle_until_joint_at_target_then_lets_go(
+    skill, start, goal, short, near, back
+):
     sim, tr = HandSim(), GripTracker(skill, art_tol=0.05)
-    target = SimpleNamespace(articulation="drawer_0", art_target=0.45)
+    sim.joint = start
+    target = SimpleNamespace(articulation="drawer_0", art_target=goal)
     assert tr.mask(_act(-0.3), GRIP, sim, target)[GRIP] == pytest.approx(-0.3)  # free: no hold
-    sim.handle, sim.joint = "drawer_0", 0.2
+    sim.handle, sim.joint = "drawer_0", short
     assert tr.mask(_act(-0.3), GRIP, sim, target)[GRIP] == 1.0  # holding, 0.25 short: kept on
     sim.handle = "fridge_door"  # another handle does not count
     assert tr.mask(_act(-0.3), GRIP, sim, target)[GRIP] == pytest.approx(-0.3)
-    sim.handle, sim.joint = "drawer_0", 0.41  # 0.04 from the target: the hold is over
+    sim.handle, sim.joint = "drawer_0", near  # 0.04 from the target: the hold is over
     assert tr.mask(_act(0.9), GRIP, sim, target)[GRIP] == -1.0
-    sim.handle, sim.joint = None, 0.30  # pushed back afterwards: stays off
+    sim.handle, sim.joint = None, back  # pushed back afterwards: stays off
     assert tr.mask(_act(0.9), GRIP, sim, target)[GRIP] == -1.0
     tr.reset()
+    sim.joint = start
     assert tr.mask(_act(0.9), GRIP, sim, target)[GRIP] == pytest.approx(0.9)
+
+
+def test_an_open_joint_past_its_target_has_reached_it():
+    """A drawer pulled to its 0.5 m stop (target 0.45) is open: the hold is over."""
+    sim, tr = HandSim(), GripTracker("open_cab", art_tol=0.05)
+    target = SimpleNamespace(articulation="drawer_0", art_target=0.45)
+    sim.handle, sim.joint = "drawer_0", 0.5
+    assert tr.mask(_act(0.9), GRIP, sim, target)[GRIP] == -1.0
 
 
 def test_place_tracker_releases_only_near_goal_and_stays_off():
