@@ -59,16 +59,21 @@ def load_task_episodes(
     seed: int,
     fridge_pick_prob: float | None = None,
     fridge_pick_others: int | None = None,
+    fridge_place_prob: float | None = None,
 ) -> list[Episode]:
     """Episodes of `task` (a skill or HAB scenario) from `path`, or `num_episodes` made now
-    (`fridge_pick_prob`, `fridge_pick_others`: see TaskConfig; None keeps the generator's
-    default)."""
+    (`fridge_pick_prob`, `fridge_pick_others`, `fridge_place_prob`: see TaskConfig; None
+    keeps the generator's default)."""
     from rearrange.sim import episodes as ep_mod
 
     if path:
         eps = ep_mod.load_episodes(path)
     else:
-        gen = {"fridge_pick_prob": fridge_pick_prob, "fridge_pick_others": fridge_pick_others}
+        gen = {
+            "fridge_pick_prob": fridge_pick_prob,
+            "fridge_pick_others": fridge_pick_others,
+            "fridge_place_prob": fridge_place_prob,
+        }
         gen = {k: v for k, v in gen.items() if v is not None}
         config = ep_mod.EpisodeGenConfig(**gen) if gen else None
         eps = ep_mod.generate_episodes(task, split, num_episodes, seed, config=config)
@@ -135,6 +140,7 @@ class SkillEnv(gymnasium.Env):
                 seed,
                 config.fridge_pick_prob,
                 config.fridge_pick_others,
+                config.fridge_place_prob,
             )
         else:
             check_episodes(self._episodes, config.task, split)

@@ -52,6 +52,9 @@ class TaskConfig:
     # Pick on the fridge shelf: up to this many other objects beside the target there
     # (None: the generator's default, EpisodeGenConfig.fridge_pick_others = 0).
     fridge_pick_others: int | None = None
+    # Place: the share of generated episodes whose goal is on the open fridge's shelf
+    # (None: the generator's default, EpisodeGenConfig.fridge_place_prob = 0).
+    fridge_place_prob: float | None = None
     # "+ base movement" variants: the share of episodes that start at the fixed-base (close)
     # spawn instead of the far one (a start-distribution curriculum for training: the
     # finishing moves are learned from starts where they are in reach; 0 = the VER paper's

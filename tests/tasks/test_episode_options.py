@@ -31,3 +31,12 @@ def test_fridge_pick_others_puts_more_objects_beside_a_fridge_target():
         assert e.objects[e.targets[0].obj_index].receptacle.startswith("fridge")
     # the default (0 others) leaves the episodes as they were
     assert load_task_episodes("pick", None, 12, "train", 3, 1.0, fridge_pick_others=0) == alone
+
+
+def test_fridge_place_prob_puts_place_goals_on_the_fridge_shelf():
+    to_fridge = load_task_episodes("place", None, 10, "train", 3, fridge_place_prob=1.0)
+    assert all(e.targets[0].goal_receptacle.startswith("fridge") for e in to_fridge)
+    assert all(e.articulations.get("fridge", 0.0) > 1.0 for e in to_fridge)  # door open
+    default = load_task_episodes("place", None, 10, "train", 3)
+    assert not any(e.targets[0].goal_receptacle.startswith("fridge") for e in default)
+    assert load_task_episodes("place", None, 10, "train", 3, fridge_place_prob=0.0) == default

@@ -38,7 +38,17 @@ def _build_pick(sc: SceneDraw, task: str) -> tuple:
             except NoRoom:
                 pass
     sc.add_clutter(sc.num_objects())
-    target = sc.target(idx, sc.pick_receptacle(open_recs, exclude=src.name))
+    to_fridge = (
+        task == "place"
+        and sc.cfg.fridge_place_prob > 0
+        and sc.rng.random() < sc.cfg.fridge_place_prob
+    )
+    if to_fridge:  # a goal on the open fridge's shelf (Prepare Groceries' third object)
+        goal_rec = sc.pick_receptacle(sc.receptacles(_is_fridge))
+        sc.open_articulations.add(goal_rec.container)
+    else:
+        goal_rec = sc.pick_receptacle(open_recs, exclude=src.name)
+    target = sc.target(idx, goal_rec)
     obj_xy = sc.objects[idx].pos[:2]
     extras: dict = {}
     if task in ("pick", "place"):

@@ -31,6 +31,9 @@ class EpisodeGenConfig(PlacementConfig):
     # Prepare Groceries has two objects in the fridge: the shipped pick, trained with the
     # target alone there, grabbed the other one in 8 of 50 episodes)
     fridge_pick_others: int = 0
+    # place episodes whose goal is on the open fridge's shelf (0: never; the shipped place
+    # was trained on open receptacles only and missed fridge goals in Prepare Groceries)
+    fridge_place_prob: float = 0.0
     nav_min_dist: float = 2.0  # nav starts at least this far (geodesic) from the goal
     max_attempts: int = 30  # scenes tried per episode before giving up
     # Pick and place start with the arm where the previous skill left it (issue 10). A
