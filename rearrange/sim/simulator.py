@@ -102,6 +102,9 @@ class Simulator(Protocol):
     def planning_navmap(self) -> NavMap:
         """`navmap` with the open doors that block the base as extra obstacles."""
 
+    def base_fits(self, x: float, y: float) -> bool:
+        """The base at (x, y) overlaps no wall, furniture or open door (set_base_pose's test)."""
+
     def door_footprints(self) -> Footprints | None:
         """The open door/drawer panels that block the base, where they are now (None when
         doors do not block it)."""

@@ -337,12 +337,16 @@ class RearrangeSim:
     def base_pose(self) -> np.ndarray:
         return self.data.qpos[self.idx.base_qpos].copy()
 
-    def set_base_pose(self, x: float, y: float, yaw: float) -> bool:
+    def base_fits(self, x: float, y: float) -> bool:
+        """The base disc at (x, y) overlaps no wall, furniture or open door panel."""
         r = self.config.robot_radius
-        if self.footprints.collides(x, y, r):
-            return False
         doors = self.door_footprints()
-        if doors is not None and doors.collides(x, y, r):
+        return not self.footprints.collides(x, y, r) and (
+            doors is None or not doors.collides(x, y, r)
+        )
+
+    def set_base_pose(self, x: float, y: float, yaw: float) -> bool:
+        if not self.base_fits(x, y):
             return False
         self.data.qpos[self.idx.base_qpos] = (x, y, wrap_angle(yaw))
         mujoco.mj_forward(self.model, self.data)

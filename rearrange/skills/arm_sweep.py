@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from rearrange.sim import objects
-from rearrange.sim.placement import arm_discs
-from rearrange.sim.placement.clearance import world_boxes
+from rearrange.sim.placement import arm_discs, held_disc_now
+from rearrange.sim.placement.clearance import points_box_dist, world_boxes
 
 REST_SLACK = 0.15  # m: the arm may end a skill this far (EE) from rest, mostly lower
 GRIPPER_RADIUS = 0.09  # m: disc covering gripper and fingers around the EE point
@@ -38,10 +38,7 @@ def robot_discs(sim: Any) -> np.ndarray:
     rows = [rest, [[ee[0], ee[1], GRIPPER_RADIUS, ee[2] - 0.1, ee[2] + 0.1]]]
     held = sim.held_object()
     if held is not None:
-        size = objects.object_type(sim.episode.objects[held].obj_type).size
-        r = float(np.linalg.norm(size))
-        p = np.asarray(sim.to_base_frame(sim.object_pos(held)), dtype=np.float64)
-        rows.append([[p[0], p[1], r, p[2] - r, p[2] + r]])
+        rows.append([held_disc_now(sim, held)])
     return np.vstack([np.asarray(r, dtype=np.float64).reshape(-1, 5) for r in rows])
 
 
@@ -71,17 +68,6 @@ def sweep_hits(discs: np.ndarray, objs: np.ndarray, x: float, y: float, yaws: np
     return bool(np.any(near & z_hit[None]))
 
 
-def held_disc(sim: Any) -> np.ndarray | None:
-    """[1, 5] base-frame disc of the held object now, or None."""
-    held = sim.held_object()
-    if held is None:
-        return None
-    size = objects.object_type(sim.episode.objects[held].obj_type).size
-    r = float(np.linalg.norm(size))
-    p = np.asarray(sim.to_base_frame(sim.object_pos(held)), dtype=np.float64)
-    return np.array([[p[0], p[1], r, p[2] - r, p[2] + r]])
-
-
 _BOXES: dict = {}
 
 
@@ -109,11 +95,7 @@ def box_hits(
     d = disc[0]
     c, s = np.cos(yaws), np.sin(yaws)
     px, py = x + c * d[0] - s * d[1], y + s * d[0] + c * d[1]
-    bc, bs = np.cos(boxes[:, 4]), np.sin(boxes[:, 4])
-    dx, dy = px[:, None] - boxes[None, :, 0], py[:, None] - boxes[None, :, 1]
-    lx = np.abs(bc * dx + bs * dy) - boxes[None, :, 2]
-    ly = np.abs(-bs * dx + bc * dy) - boxes[None, :, 3]
-    dist = np.hypot(np.maximum(lx, 0.0), np.maximum(ly, 0.0))  # [Y, B]
+    dist = points_box_dist(px, py, boxes[:, :2], boxes[:, 2:4], boxes[:, 4])  # [Y, B]
     z_hit = (boxes[:, 5] < d[4] + MARGIN) & (boxes[:, 6] > d[3] - MARGIN)
     return np.any(dist < d[2] + MARGIN, axis=0) & z_hit
 
@@ -138,9 +120,9 @@ def turn_clear(sim: Any, delta: float, x: float | None = None, y: float | None =
         objs = objs[~np.asarray(touching, dtype=bool)]
     if sweep_hits(discs, objs, x, y, _yaws(yaw, delta)):
         return False
-    held = held_disc(sim)
-    if held is None:
+    if sim.held_object() is None:
         return True
+    held = np.array([held_disc_now(sim, sim.held_object())])
     # a held object swung into a counter edge, a fridge shelf or the door is torn off
     # the suction cup (prepare_groceries: 4 of 12 episodes lost the object on a nav leg
     # next to the fridge); boxes it already touches are ignored as for objects

@@ -147,6 +147,9 @@ class FakeSim:
     def door_footprints(self):
         return None  # no doors
 
+    def base_fits(self, x: float, y: float) -> bool:
+        return True  # open floor
+
     def obstacle_ranges(self, angles, max_range: float) -> np.ndarray:
         return np.full(np.shape(angles), float(max_range))
 

@@ -24,6 +24,7 @@ from rearrange.sim.placement.spawns import (
 from rearrange.sim.placement.stand_poses import (
     FAR_REACH,
     best_ready_pose,
+    held_disc_now,
     in_ready_pose,
     nav_goal_pose,
     placement_now,
@@ -50,6 +51,7 @@ __all__ = [
     "best_ready_pose",
     "fridge_hinge",
     "handle_travel_ends",
+    "held_disc_now",
     "in_ready_pose",
     "nav_goal_pose",
     "placement_now",

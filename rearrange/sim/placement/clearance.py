@@ -186,7 +186,7 @@ def world_boxes(layout: Layout, articulations: dict[str, float]) -> WorldBoxes:
     )
 
 
-def _disc_box_dist(px, py, boxes_c, boxes_h, boxes_yaw) -> np.ndarray:
+def points_box_dist(px, py, boxes_c, boxes_h, boxes_yaw) -> np.ndarray:
     """[P, B] distance from points to oriented rectangles (0 inside)."""
     c, s = np.cos(boxes_yaw), np.sin(boxes_yaw)
     dx = px[:, None] - boxes_c[None, :, 0]
@@ -231,7 +231,7 @@ class RobotClearance:
         px = x + c * d[:, 0] - s * d[:, 1]
         py = y + s * d[:, 0] + c * d[:, 1]
         z_hit = (b.z[None, :, 0] < d[:, 4:5] + m) & (b.z[None, :, 1] > d[:, 3:4] - m)
-        dist = _disc_box_dist(px, py, b.center, b.half, b.yaw)
+        dist = points_box_dist(px, py, b.center, b.half, b.yaw)
         if np.any(z_hit & (dist < d[:, 2:3] + m)):
             return False
         if len(self.objects):
@@ -247,7 +247,7 @@ class RobotClearance:
         b = self.boxes
         if not b.moving.any():
             return True
-        dist = _disc_box_dist(
+        dist = points_box_dist(
             np.array([x]), np.array([y]), b.center[b.moving], b.half[b.moving], b.yaw[b.moving]
         )
         return bool(np.all(dist >= self.base_radius + self.margin))

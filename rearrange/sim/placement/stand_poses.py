@@ -48,6 +48,14 @@ def _open_articulations(sim, force_open: tuple[str, ...] = ()) -> set[str]:
     return names
 
 
+def held_disc_now(sim, held: int) -> tuple[float, float, float, float, float]:
+    """Base-frame disc (x, y, radius, z_lo, z_hi) around held object `held` where it is now
+    (radius: the norm of its MuJoCo half-size)."""
+    r = float(np.linalg.norm(OBJECT_TYPES[sim.episode.objects[held].obj_type].size))
+    p = np.asarray(sim.to_base_frame(sim.object_pos(held)), dtype=np.float64)
+    return float(p[0]), float(p[1]), r, float(p[2] - r), float(p[2] + r)
+
+
 def placement_now(sim, held: int | None = None, force_open: tuple[str, ...] = ()) -> RobotPlacement:
     """A `RobotPlacement` mirroring the sim now: objects where they are, the held object in
     the gripper, articulations open or closed as they are (or `force_open`)."""
@@ -57,10 +65,7 @@ def placement_now(sim, held: int | None = None, force_open: tuple[str, ...] = ()
         sc.objects.append(ObjectPlacement(o.obj_type, pos, o.quat, o.receptacle))
     sc.held = held
     if held is not None:  # carried where it is now (the pick oracle lifts it above rest)
-        kind = sim.episode.objects[held].obj_type
-        r = float(np.linalg.norm(OBJECT_TYPES[kind].size))
-        p = np.asarray(sim.to_base_frame(sim.object_pos(held)), dtype=np.float64)
-        sc.held_disc = (float(p[0]), float(p[1]), r, float(p[2] - r), float(p[2] + r))
+        sc.held_disc = held_disc_now(sim, held)
     sc.open_articulations = _open_articulations(sim, force_open)
     if not force_open:  # doors as they are now (a forced-open drawer is not out yet)
         sc.doors_now = sim.door_footprints()
@@ -186,9 +191,9 @@ def nav_goal_pose(
     facing `front_yaw`: a pick-ready pose, the same kind of pose the nav skill's training
     episodes end at (navigable, the target within the arm's reach, facing it, the resting
     robot and the `held` object touching nothing). For a fridge door or a drawer
-    (`articulation`) its work pose, where the open/close skills' episodes start, if clear
-    now (a drawer: clear of it pulled out); else a pick-ready pose clear of the
-    drawer pulled out. Falls back to the point in front of the furniture when no such pose
+    (`articulation`) its work pose, where the open/close skills' episodes start, if the
+    sim accepts the base there now (`Simulator.base_fits`); else a pick-ready pose clear of
+    the drawer pulled out. Falls back to the point in front of the furniture when no such pose
     exists. (A drawer's pick-ready pose stood too close and to the side: the shipped
     open_cab, 99 % from its work poses, opened 0 of 12 drawers from there.)"""
     travel = 0.0
@@ -197,27 +202,18 @@ def nav_goal_pose(
     force_open = (articulation.name,) if travel else ()
     if articulation is not None:
         # the sim's footprints: the same base check the generator's work poses were made
-        # with. Taken when the resting robot is clear there, or else when the sim accepts
-        # the base there: a drawer left open beside the fridge (set_table) overlaps the
+        # with. Taken whenever the sim accepts the base there, though the resting arm may
+        # touch something: a drawer left open beside the fridge (set_table) overlaps the
         # resting arm's discs at the fridge's work pose, and the fallback pick-ready pose
         # faced the fridge ~37° off, where the learned open_fridge stalled at 0.4-0.5 rad
         # (1/5 episodes; 5/5 from the work pose, the arm brushing the open drawer).
-        clear = placement_now(sim, sim.held_object(), force_open)
         work = articulation_work_pose(sim.layout, articulation, footprints=sim.footprints)
-        if clear.pose_ok(*work) or _base_clear(sim, work):
+        if sim.base_fits(work[0], work[1]):
             return work
     pose = best_ready_pose(sim, target_xy, front_yaw, held=held, force_open=force_open)
     if pose is None and force_open:  # no pose clear of the open drawer: as it is now
         pose = best_ready_pose(sim, target_xy, front_yaw)
     return pose if pose is not None else front_pose(sim, target_xy, front_yaw, travel)
-
-
-def _base_clear(sim, pose) -> bool:
-    """The sim would accept the base at `pose` (walls, furniture, open door panels)."""
-    r = PLACEMENT.robot_radius
-    doors = sim.door_footprints()
-    x, y = pose[0], pose[1]
-    return not sim.footprints.collides(x, y, r) and (doors is None or not doors.collides(x, y, r))
 
 
 def front_pose(sim, target_xy, front_yaw: float, extra: float = 0.0):
