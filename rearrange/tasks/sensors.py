@@ -36,6 +36,7 @@ RAY_SKILLS = ("nav",)
 
 # Which state sensors each skill observes (DESIGN.md §4 table), plus "depth" in that preset
 # and "rays" for RAY_SKILLS in "state_rays" (task_sensors).
+ART_SENSORS = ("joint", "ee_pos", "is_holding", "marker_rel_pos", "art_joint_to_target")
 TASK_SENSORS: dict[str, tuple[str, ...]] = {
     "pick": ("joint", "is_holding", "ee_pos", "obj_start_sensor", "relative_resting_position"),
     # goal_from_obj: the goal relative to the held object itself; obj_goal_sensor (goal from
@@ -50,13 +51,19 @@ TASK_SENSORS: dict[str, tuple[str, ...]] = {
         "goal_from_obj",
     ),
     "nav": ("joint", "goal_polar", "goal_heading"),
-    "open_fridge": ("joint", "ee_pos", "is_holding", "marker_rel_pos"),
-    "close_fridge": ("joint", "ee_pos", "is_holding", "marker_rel_pos"),
-    "open_cab": ("joint", "ee_pos", "is_holding", "marker_rel_pos"),
-    "close_cab": ("joint", "ee_pos", "is_holding", "marker_rel_pos"),
+    # art_joint_to_target: without it an open/close policy cannot tell "not grasped yet"
+    # from "opened and released" once the base moves (is_holding is 0 in both, and the
+    # handle's place relative to the robot no longer tells the joint's state as it does from
+    # the fixed work pose). A memoryless (PQL) open_cab --base-movement then hovered between
+    # handle and rest: 0 % in three runs. Checkpoints trained before it ignore the key.
+    "open_fridge": ART_SENSORS,
+    "close_fridge": ART_SENSORS,
+    "open_cab": ART_SENSORS,
+    "close_cab": ART_SENSORS,
 }
 
 SENSOR_DIMS = {
+    "art_joint_to_target": 1,  # the articulation's joint value minus the skill's target
     "joint": 7,
     "is_holding": 1,
     "ee_pos": 3,
@@ -152,6 +159,9 @@ def _sensor(name: str, sim, target: SkillTarget, ee_base: np.ndarray) -> np.ndar
         return goal_polar(np.asarray(sim.base_pose()), target.nav_goal[:2])
     if name == "goal_heading":
         return np.array([wrap_angle(float(target.nav_goal[2]) - float(sim.base_pose()[2]))])
+    if name == "art_joint_to_target":
+        q = float(sim.articulation_pos(target.articulation))
+        return np.array([q - float(target.art_target)])
     if name == "marker_rel_pos":
         return _rel(sim, sim.handle_pos(target.articulation), ee_base)
     if name == "rays":
