@@ -13,7 +13,7 @@ from rearrange.skills.learned import LearnedSkill, resolve_checkpoint
 
 
 def test_export_measures_success_and_writes_compact_weights(tmp_path):
-    from rearrange.skills.pretrained.__main__ import main
+    from rearrange.ship_skill import main
 
     src = tmp_path / "ckpt_0000004096.pt"
     policy = train_ckpt(src)

@@ -5,9 +5,9 @@ and `<skill>[_bm].json` (the manifest: skill, base movement, training command, s
 time, val success, commit, the run checkpoint it came from). `_bm` marks the base-movement
 variant the NoNav ablation needs.
 
-    python -m rearrange.skills.pretrained export runs/pick/cpu_v1/checkpoints/ckpt_X.pt \
+    python -m rearrange.ship_skill export runs/pick/cpu_v1/checkpoints/ckpt_X.pt \
         --command "python -m rearrange.train_skill pick --profile cpu" --episodes 100
-    python -m rearrange.skills.pretrained list
+    python -m rearrange.ship_skill list
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Ship a trained checkpoint with the package, or list the shipped ones.
 
-    python -m rearrange.skills.pretrained list
-    python -m rearrange.skills.pretrained export CKPT --command "TRAINING COMMAND" \
+    python -m rearrange.ship_skill list
+    python -m rearrange.ship_skill export CKPT --command "TRAINING COMMAND" \
         [--episodes 100] [--seed 0] [--commit SHA]
 
 `export` evaluates CKPT with `rearrange.eval_skill` on val episodes (the success in the
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from rearrange.skills.pretrained import PRETRAINED_DIR, compact_state, pretrained_name, shipped
 
-PROG = "python -m rearrange.skills.pretrained"
+PROG = "python -m rearrange.ship_skill"
 
 
 def _git_head() -> str:
