@@ -8,6 +8,7 @@ rest: episode choice, sim reset, action decoding, success bonus, termination, tr
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -57,25 +58,25 @@ def load_task_episodes(
     num_episodes: int,
     split: str,
     seed: int,
-    fridge_pick_prob: float | None = None,
-    fridge_pick_others: int | None = None,
-    fridge_place_prob: float | None = None,
+    gen_overrides: dict[str, Any] | None = None,
 ) -> list[Episode]:
     """Episodes of `task` (a skill or HAB scenario) from `path`, or `num_episodes` made now
-    (`fridge_pick_prob`, `fridge_pick_others`, `fridge_place_prob`: see TaskConfig; None
-    keeps the generator's default)."""
+    with `EpisodeGenConfig` fields replaced by `gen_overrides` (e.g. {"fridge_pick_prob":
+    0.4}; `TaskConfig.episode_gen_overrides()` gives a skill task's)."""
     from rearrange.sim import episodes as ep_mod
 
     if path:
         eps = ep_mod.load_episodes(path)
     else:
-        gen = {
-            "fridge_pick_prob": fridge_pick_prob,
-            "fridge_pick_others": fridge_pick_others,
-            "fridge_place_prob": fridge_place_prob,
-        }
-        gen = {k: v for k, v in gen.items() if v is not None}
-        config = ep_mod.EpisodeGenConfig(**gen) if gen else None
+        config = None
+        if gen_overrides:
+            fields = ep_mod.EpisodeGenConfig.__dataclass_fields__
+            unknown = sorted(set(gen_overrides) - set(fields))
+            if unknown:
+                raise ValueError(
+                    f"unknown episode generation option(s) {unknown}; valid: {', '.join(fields)}"
+                )
+            config = ep_mod.EpisodeGenConfig(**gen_overrides)
         eps = ep_mod.generate_episodes(task, split, num_episodes, seed, config=config)
     check_episodes(eps, task, split)
     return eps
@@ -138,9 +139,7 @@ class SkillEnv(gymnasium.Env):
                 config.num_episodes,
                 split,
                 seed,
-                config.fridge_pick_prob,
-                config.fridge_pick_others,
-                config.fridge_place_prob,
+                config.episode_gen_overrides(),
             )
         else:
             check_episodes(self._episodes, config.task, split)

@@ -24,6 +24,10 @@ from rearrange.skill_spec import (
 OBS_PRESETS = ("depth", "state", "state_rays")
 
 
+# TaskConfig fields passed to episode generation as EpisodeGenConfig overrides.
+EPISODE_GEN_FIELDS = ("fridge_pick_prob", "fridge_pick_others", "fridge_place_prob")
+
+
 @dataclass
 class TaskConfig:
     """Everything one skill env needs. Build with `default_task_config(task, **overrides)`."""
@@ -46,6 +50,7 @@ class TaskConfig:
     # when it is None, generate `num_episodes` on the fly with episodes.generate_episodes.
     episodes_path: str | None = None
     num_episodes: int = 50
+    # Episode generation options (EPISODE_GEN_FIELDS; None keeps EpisodeGenConfig's default).
     # Pick: the share of generated episodes whose object lies on the open fridge's shelf
     # (None: the generator's default, EpisodeGenConfig.fridge_pick_prob = 0.2).
     fridge_pick_prob: float | None = None
@@ -70,6 +75,13 @@ class TaskConfig:
     stop_mask: bool = True
     # Overrides for rearrange.sim.config.SimConfig fields (e.g. {"torso_lift": 0.3}).
     sim_overrides: dict[str, Any] = field(default_factory=dict)
+
+    def episode_gen_overrides(self) -> dict[str, Any]:
+        """The `EpisodeGenConfig` fields this config sets (those not None), for
+        `load_task_episodes`; a new generation option is a field here and a name in
+        EPISODE_GEN_FIELDS."""
+        values = {name: getattr(self, name) for name in EPISODE_GEN_FIELDS}
+        return {k: v for k, v in values.items() if v is not None}
 
     def __post_init__(self) -> None:
         if self.task not in SKILL_NAMES:

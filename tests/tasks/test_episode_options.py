@@ -1,9 +1,17 @@
-"""TaskConfig.fridge_pick_prob reaches the episode generator (training on fridge picks)."""
+"""TaskConfig's episode generation options reach the generator (training on fridge picks
+and fridge goals), through `load_task_episodes(..., gen_overrides)`."""
 
 import dataclasses
 import json
 
+import pytest
+
+from rearrange.tasks import default_task_config
 from rearrange.tasks.base import load_task_episodes
+
+
+def _eps(task, n, overrides=None):
+    return load_task_episodes(task, None, n, "train", 3, overrides)
 
 
 def _in_fridge(episodes) -> int:
@@ -11,10 +19,9 @@ def _in_fridge(episodes) -> int:
 
 
 def test_fridge_pick_prob_sets_the_share_of_fridge_pick_episodes():
-    assert _in_fridge(load_task_episodes("pick", None, 12, "train", 3, 1.0)) == 12
-    assert _in_fridge(load_task_episodes("pick", None, 12, "train", 3, 0.0)) == 0
-    default = load_task_episodes("pick", None, 12, "train", 3)
-    assert default == load_task_episodes("pick", None, 12, "train", 3, None)
+    assert _in_fridge(_eps("pick", 12, {"fridge_pick_prob": 1.0})) == 12
+    assert _in_fridge(_eps("pick", 12, {"fridge_pick_prob": 0.0})) == 0
+    assert _eps("pick", 12) == _eps("pick", 12, {})
 
 
 def _fridge_objects(episode) -> int:
@@ -22,21 +29,34 @@ def _fridge_objects(episode) -> int:
 
 
 def test_fridge_pick_others_puts_more_objects_beside_a_fridge_target():
-    alone = load_task_episodes("pick", None, 12, "train", 3, 1.0)
+    alone = _eps("pick", 12, {"fridge_pick_prob": 1.0})
     assert all(_fridge_objects(e) == 1 for e in alone)
-    crowded = load_task_episodes("pick", None, 12, "train", 3, 1.0, fridge_pick_others=2)
+    crowded = _eps("pick", 12, {"fridge_pick_prob": 1.0, "fridge_pick_others": 2})
     counts = [_fridge_objects(e) for e in crowded]
     assert all(1 <= c <= 3 for c in counts) and max(counts) > 1
     for e in crowded:  # the target is still the one on the shelf that the task names
         assert e.objects[e.targets[0].obj_index].receptacle.startswith("fridge")
     # the default (0 others) leaves the episodes as they were
-    assert load_task_episodes("pick", None, 12, "train", 3, 1.0, fridge_pick_others=0) == alone
+    assert _eps("pick", 12, {"fridge_pick_prob": 1.0, "fridge_pick_others": 0}) == alone
 
 
 def test_fridge_place_prob_puts_place_goals_on_the_fridge_shelf():
-    to_fridge = load_task_episodes("place", None, 10, "train", 3, fridge_place_prob=1.0)
+    to_fridge = _eps("place", 10, {"fridge_place_prob": 1.0})
     assert all(e.targets[0].goal_receptacle.startswith("fridge") for e in to_fridge)
     assert all(e.articulations.get("fridge", 0.0) > 1.0 for e in to_fridge)  # door open
-    default = load_task_episodes("place", None, 10, "train", 3)
+    default = _eps("place", 10)
     assert not any(e.targets[0].goal_receptacle.startswith("fridge") for e in default)
-    assert load_task_episodes("place", None, 10, "train", 3, fridge_place_prob=0.0) == default
+    assert _eps("place", 10, {"fridge_place_prob": 0.0}) == default
+
+
+def test_task_config_passes_only_the_options_it_sets():
+    assert default_task_config("pick").episode_gen_overrides() == {}
+    cfg = default_task_config("pick", fridge_pick_prob=0.4, fridge_place_prob=0.0)
+    assert cfg.episode_gen_overrides() == {"fridge_pick_prob": 0.4, "fridge_place_prob": 0.0}
+
+
+def test_an_unknown_generation_option_is_one_clear_error():
+    with pytest.raises(
+        ValueError, match=r"unknown episode generation option\(s\) \['fridge_prob'\]"
+    ):
+        _eps("pick", 2, {"fridge_prob": 1.0})
