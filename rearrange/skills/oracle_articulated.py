@@ -32,7 +32,7 @@ PHASE_TIMEOUT = 90  # steps before a stuck phase moves on
 DRIVE_TIMEOUT = 120  # steps the base may spend reaching the work pose
 DRIVE_STALL_STEPS = 20  # a base that moved < 2 cm over this many steps stops driving
 # Joint units from the goal at which the handle is let go: success needs 0.05, and the
-# joint friction (furniture_geoms.DOOR_FRICTION) keeps a released part where it is, so
+# joint friction (furniture_parts.DOOR_FRICTION) keeps a released part where it is, so
 # the last few centimetres of creeping onto the exact goal were wasted steps (a part
 # released while moving toward the goal only coasts closer).
 DONE_TOL = {"hinge": 0.04, "slide": 0.035}

@@ -6,9 +6,10 @@
   counters, into fridges, into walls);
 - the moving parts (an open fridge door, an open drawer), which the footprints ignore.
 
-Both are checked here against the *real* collision boxes of the scene: the furniture geoms
-are recorded from `furniture_geoms.add_furniture` (the code the MuJoCo scene builder runs)
-with each door/drawer at its episode joint value, plus the walls and the episode objects.
+Both are checked here against the *real* collision boxes of the scene: the furniture boxes
+come from `furniture_parts` (the description the MuJoCo scene builder builds, read here
+without MuJoCo) with each door/drawer at its episode joint value, plus the walls and the
+episode objects.
 The arm is a handful of discs (base frame x, y, radius, z range) measured from the MuJoCo
 Fetch model at its resting pose, so they follow any change of the model or rest pose.
 """
@@ -18,10 +19,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cache
-from types import SimpleNamespace
 
 import numpy as np
 
+from rearrange.sim.furniture_parts import furniture_parts
 from rearrange.sim.geometry import rot_z
 from rearrange.sim.layout_types import Layout
 
@@ -104,33 +105,6 @@ def collision_vertices(model, data, geoms) -> np.ndarray:
 # ---------------------------------------------------------------------------------- world
 
 
-class _Recorder:
-    """Stands in for an MjsBody: records the boxes, child bodies, joint and sites."""
-
-    def __init__(self, name: str = "", pos=(0.0, 0.0, 0.0)) -> None:
-        self.name, self.pos = name, np.array(pos, dtype=np.float64)
-        self.geoms: list[SimpleNamespace] = []
-        self.children: list[_Recorder] = []
-        self.sites: dict[str, np.ndarray] = {}
-        self.joint: tuple[str, int] | None = None
-
-    def add_geom(self, type, pos, size, **_):  # noqa: A002 - MjsBody's keyword
-        g = SimpleNamespace(type=type, pos=np.array(pos, dtype=np.float64), size=tuple(size))
-        self.geoms.append(g)
-        return g
-
-    def add_body(self, name: str = "", pos=(0.0, 0.0, 0.0), **_):
-        child = _Recorder(name, pos)
-        self.children.append(child)
-        return child
-
-    def add_joint(self, name: str = "", type=None, **_):  # noqa: A002
-        self.joint = (name, type)
-
-    def add_site(self, name: str = "", pos=(0.0, 0.0, 0.0), **_):
-        self.sites[name] = np.array(pos, dtype=np.float64)
-
-
 @dataclass
 class WorldBoxes:
     """Oriented boxes: centre xy, half xy, yaw, z range; `moving` marks doors/drawers."""
@@ -144,11 +118,9 @@ class WorldBoxes:
 
 
 def world_boxes(layout: Layout, articulations: dict[str, float]) -> WorldBoxes:
-    """Walls and every furniture collision box, doors/drawers at the given joint values."""
-    import mujoco
-
-    from rearrange.sim.furniture_geoms import add_furniture
-
+    """Walls and every furniture collision box, doors/drawers at the given joint values
+    (missing ones closed): a hinge yaws its part about the part's z axis, a slide moves it
+    along the joint axis."""
     rows: list[tuple] = [
         (w.center[0], w.center[1], w.half_size[0], w.half_size[1], w.yaw,
          w.center[2] - w.half_size[2], w.center[2] + w.half_size[2], False)
@@ -157,26 +129,29 @@ def world_boxes(layout: Layout, articulations: dict[str, float]) -> WorldBoxes:
     handles: dict[str, np.ndarray] = {}
     closed = {a.name: a.closed for a in layout.articulations}
     for f in layout.furniture:
-        body = _Recorder(f.name)
-        add_furniture(body, f)
+        fp = furniture_parts(f)
         origin = np.array([f.center[0], f.center[1], 0.0])
-        parts = [(body, np.zeros(3), 0.0, False)]
-        for child in body.children:  # a door (hinge) or a drawer (slide)
-            jname, jtype = child.joint or ("", None)
-            q = float(articulations.get(jname, closed.get(jname, 0.0)))
-            hinge = jtype == mujoco.mjtJoint.mjJNT_HINGE
-            parts.append(
-                (child, child.pos + (0 if hinge else np.array([q, 0, 0])), q * hinge, True)
-            )
-            for sname, spos in child.sites.items():
-                p = parts[-1][1] + rot_z(spos, parts[-1][2])
-                handles[jname or sname] = origin + rot_z(p, f.front_yaw)
-        for part, offset, yaw, moving in parts:
-            for g in part.geoms:
-                if g.type != mujoco.mjtGeom.mjGEOM_BOX:
-                    raise ValueError(f"clearance check handles box geoms only ({f.name})")
-                c = origin + rot_z(offset + rot_z(g.pos, yaw), f.front_yaw)
-                h = g.size
+        parts = [(fp.boxes, np.zeros(3), 0.0, False)]
+        for part in fp.moving:  # a door (hinge) or a drawer (slide)
+            j = part.joint
+            q = float(articulations.get(j.name, closed.get(j.name, 0.0)))
+            offset = np.array(part.pos, dtype=np.float64)
+            if j.kind == "hinge":
+                if tuple(j.axis) != (0, 0, 1):
+                    raise ValueError(f"clearance check handles z hinges only ({j.name})")
+                yaw = q
+            else:
+                offset, yaw = offset + q * np.array(j.axis, dtype=np.float64), 0.0
+            parts.append((part.boxes, offset, yaw, True))
+            for spos in part.sites.values():
+                p = offset + rot_z(np.array(spos, dtype=np.float64), yaw)
+                handles[j.name] = origin + rot_z(p, f.front_yaw)
+        for boxes, offset, yaw, moving in parts:
+            for b in boxes:
+                c = origin + rot_z(
+                    offset + rot_z(np.array(b.pos, dtype=np.float64), yaw), f.front_yaw
+                )
+                h = b.half
                 rows.append(
                     (c[0], c[1], h[0], h[1], f.front_yaw + yaw, c[2] - h[2], c[2] + h[2], moving)
                 )
