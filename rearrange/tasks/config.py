@@ -24,10 +24,6 @@ from rearrange.skill_spec import (
 OBS_PRESETS = ("depth", "state", "state_rays")
 
 
-# TaskConfig fields passed to episode generation as EpisodeGenConfig overrides.
-EPISODE_GEN_FIELDS = ("fridge_pick_prob", "fridge_pick_others", "fridge_place_prob")
-
-
 @dataclass
 class TaskConfig:
     """Everything one skill env needs. Build with `default_task_config(task, **overrides)`."""
@@ -50,7 +46,8 @@ class TaskConfig:
     # when it is None, generate `num_episodes` on the fly with episodes.generate_episodes.
     episodes_path: str | None = None
     num_episodes: int = 50
-    # Episode generation options (EPISODE_GEN_FIELDS; None keeps EpisodeGenConfig's default).
+    # Episode generation options: fields named as in EpisodeGenConfig reach the generator
+    # (`episode_gen_overrides`); None keeps EpisodeGenConfig's default.
     # Pick: the share of generated episodes whose object lies on the open fridge's shelf
     # (None: the generator's default, EpisodeGenConfig.fridge_pick_prob = 0.2).
     fridge_pick_prob: float | None = None
@@ -77,10 +74,14 @@ class TaskConfig:
     sim_overrides: dict[str, Any] = field(default_factory=dict)
 
     def episode_gen_overrides(self) -> dict[str, Any]:
-        """The `EpisodeGenConfig` fields this config sets (those not None), for
-        `load_task_episodes`; a new generation option is a field here and a name in
-        EPISODE_GEN_FIELDS."""
-        values = {name: getattr(self, name) for name in EPISODE_GEN_FIELDS}
+        """The `EpisodeGenConfig` fields this config sets (the fields both configs name, where
+        not None), for `load_task_episodes`: a new generation option is one field here."""
+        from rearrange.sim.episodes import EpisodeGenConfig
+
+        shared = [
+            n for n in EpisodeGenConfig.__dataclass_fields__ if n in self.__dataclass_fields__
+        ]
+        values = {name: getattr(self, name) for name in shared}
         return {k: v for k, v in values.items() if v is not None}
 
     def __post_init__(self) -> None:
