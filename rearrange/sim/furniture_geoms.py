@@ -34,7 +34,6 @@ DOOR_CONTYPE = STATIC_BIT | MOVABLE_BIT
 DOOR_CONAFFINITY = STATIC_BIT | MOVABLE_BIT  # its bottom edge must not drag on the floor
 _BITS = {
     "static": (WORLD_CONTYPE, WORLD_CONAFFINITY),
-    "movable": (MOVABLE_CONTYPE, MOVABLE_CONAFFINITY),
     "door": (DOOR_CONTYPE, DOOR_CONAFFINITY),
 }
 _JOINT_TYPES = {"hinge": mujoco.mjtJoint.mjJNT_HINGE, "slide": mujoco.mjtJoint.mjJNT_SLIDE}

@@ -20,7 +20,7 @@ from rearrange.sim.layout_types import Furniture
 
 Vec3 = tuple[float, float, float]
 RGBA = tuple[float, float, float, float]
-Collision = Literal["static", "movable", "door"]
+Collision = Literal["static", "door"]
 
 DOOR_FRICTION = 2.0  # N m: a released door stays where it was left (no coasting) ...
 DRAWER_FRICTION = 4.0  # N: ... and so does a drawer; the suction weld overcomes both easily
@@ -36,8 +36,8 @@ FRIDGE_DOOR_RGBA = (0.85, 0.87, 0.9, 1.0)
 @dataclass(frozen=True)
 class Box:
     """A box in its body's frame. `collision` says what it touches (the MuJoCo side maps
-    it to collision bits): "static" (fixed furniture), "movable" (free objects' bits) or
-    "door" (a handle-driven door/drawer part: solid to objects, not to the robot). `mass`:
+    it to collision bits): "static" (fixed furniture) or "door" (a handle-driven
+    door/drawer part: solid to objects, not to the robot). `mass`:
     None leaves it to the density (fixed bodies have no mass anyway)."""
 
     pos: Vec3
