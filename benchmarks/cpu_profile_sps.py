@@ -25,7 +25,7 @@ DONE_RE = re.compile(r"done: (\d+) steps, (\d+) updates, (\d+) SPS")
 def run_once(skill: str, system: str, steps: int, extra: list[str]) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "rearrange.train_skill", skill, "--profile", "cpu",
-               f"ver.system={system}", f"total_steps={steps}", f"runs_root={tmp}",
+               "--algo", "ver", f"ver.system={system}", f"total_steps={steps}", f"runs_root={tmp}",
                "--run-name", "bench", *extra]  # fmt: skip
         env = dict(os.environ, MUJOCO_GL=os.environ.get("MUJOCO_GL", "egl"))
         out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)

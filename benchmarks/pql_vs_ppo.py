@@ -1,12 +1,13 @@
 """PQL vs VER-PPO in wall-clock time on the same skills, observations, machine and budget.
 
     MUJOCO_GL=egl python -m benchmarks.pql_vs_ppo --skills pick open_cab --seeds 0 1 --minutes 45
-    MUJOCO_GL=egl python -m benchmarks.pql_vs_ppo --eval-only      # re-evaluate existing runs
+    MUJOCO_GL=egl python -m benchmarks.pql_vs_ppo ... --continue   # after a session end
+    MUJOCO_GL=egl python -m benchmarks.pql_vs_ppo --eval-only      # evaluate existing runs
 
 For every (skill, algo, seed): train with `python -m rearrange.train_skill SKILL --profile cpu`
-(`--algo pql` for PQL; both on the CPU profile's state observations) for `--minutes` of wall
+(`--algo pql` / `--algo ver`; both on the CPU profile's state observations) for `--minutes` of wall
 time (then SIGINT: both trainers checkpoint and exit), keeping a snapshot every
-`--snapshot-steps` environment steps; then evaluate every snapshot on `--episodes` val
+`--pql-snapshot-steps` / `--ver-snapshot-steps` environment steps; then evaluate every snapshot on `--episodes` val
 episodes with `eval_skill` (training-window success misleads, DESIGN §7). A snapshot's time
 is the training wall time stored in it (start-up included).
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -50,16 +52,25 @@ def run_name(algo: str, seed: int) -> str:
     return f"bench_{algo}_s{seed}"
 
 
-def train_command(skill: str, algo: str, seed: int, runs_root: Path, snapshot_steps: int):
+def train_command(
+    skill: str,
+    algo: str,
+    seed: int,
+    runs_root: Path,
+    snapshot_steps: int,
+    ver_total_steps: int | None = None,
+) -> list[str]:
     cmd = [sys.executable, "-m", "rearrange.train_skill", skill, "--profile", "cpu"]
-    cmd += ["--run-name", run_name(algo, seed), f"runs_root={runs_root}"]
-    if algo == "pql":
-        cmd += ["--algo", "pql", f"pql.seed={seed}", f"pql.checkpoint_interval={snapshot_steps}"]
+    cmd += ["--algo", algo, "--run-name", run_name(algo, seed), f"runs_root={runs_root}"]
+    if algo == "pql":  # PQL has no schedule over total_steps: the budget alone stops it
+        cmd += [f"pql.seed={seed}", f"pql.checkpoint_interval={snapshot_steps}"]
         cmd += ["pql.keep_checkpoints=100000", "total_steps=1000000000"]
-    else:  # the CPU profile's own total_steps: its cosine lr anneals over ~50 min
+    else:
         updates = max(1, snapshot_steps // (8 * 128))  # ver=cpu: 8 envs x T=128 per update
         cmd += [f"ver.seed={seed}", f"ver.checkpoint_interval={updates}"]
         cmd += ["ver.keep_checkpoints=100000"]
+        if ver_total_steps:  # PPO's lr schedule spans total_steps: fit it to the budget
+            cmd += [f"total_steps={ver_total_steps}"]
     return cmd
 
 
@@ -80,12 +91,18 @@ def train(cmd: list[str], minutes: float, log_path: Path) -> int:
     return proc.wait()
 
 
-def evaluate_run(skill, algo, seed, run_dir: Path, episodes: int, eval_seed: int):
+def evaluate_run(skill, algo, seed, run_dir: Path, episodes: int, eval_seed: int, known=None):
+    """Val success of every snapshot of one run; `known` (checkpoint name -> SnapshotEval)
+    holds evaluations from an earlier invocation, reused instead of evaluated again."""
     from rearrange.eval_skill import evaluate_skill, parse_args
     from rearrange.ver_backend.checkpoint import load_checkpoint
 
+    known = known or {}
     out = []
     for ckpt in sorted((run_dir / "checkpoints").glob("ckpt_*.pt")):
+        if ckpt.name in known:
+            out.append(known[ckpt.name])
+            continue
         state = load_checkpoint(ckpt)
         argv = [skill, "--checkpoints", str(ckpt), "--episodes", str(episodes)]
         result = evaluate_skill(parse_args([*argv, "--seed", str(eval_seed)]))
@@ -97,6 +114,10 @@ def evaluate_run(skill, algo, seed, run_dir: Path, episodes: int, eval_seed: int
               f"at {row.minutes:.1f} min", flush=True)  # fmt: skip
         out.append(row)
     return out
+
+
+def runs_of(evals: list[SnapshotEval]) -> set[tuple[str, str, int]]:
+    return {(e.skill, e.algo, e.seed) for e in evals}
 
 
 def first_reaching(rows: list[SnapshotEval], threshold: float) -> SnapshotEval | None:
@@ -149,6 +170,15 @@ def plot(evals: list[SnapshotEval], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def read_csv(path: Path) -> list[SnapshotEval]:
+    if not path.is_file():
+        return []
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    num = {"seed": int, "steps": int, "minutes": float, "val_success": float}
+    return [SnapshotEval(**{k: num.get(k, str)(v) for k, v in r.items()}) for r in rows]
+
+
 def write_csv(evals: list[SnapshotEval], path: Path) -> None:
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
@@ -164,7 +194,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--algos", nargs="+", default=list(ALGOS), choices=ALGOS)
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
     p.add_argument("--minutes", type=float, default=45.0, help="training wall time per run")
-    p.add_argument("--snapshot-steps", type=int, default=100_000)
+    p.add_argument("--pql-snapshot-steps", type=int, default=25_000)
+    p.add_argument("--ver-snapshot-steps", type=int, default=100_000)
+    p.add_argument(
+        "--ver-total-steps",
+        type=int,
+        default=None,
+        help="VER-PPO's total_steps (its lr/clip schedule spans them); default: the CPU "
+        "profile's 2.4M (~50 min). Set ~ minutes x 60 x VER's SPS to fit the schedule to "
+        "the budget",
+    )
+    p.add_argument(
+        "--continue",
+        dest="resume",
+        action="store_true",
+        help="continue a benchmark that a session end interrupted: keep the runs that "
+        "finished (a DONE file in the run directory) and the evaluations in OUT/evals.csv",
+    )
     p.add_argument("--episodes", type=int, default=50, help="val episodes per snapshot")
     p.add_argument("--eval-seed", type=int, default=1)
     p.add_argument("--runs-root", default="runs/bench_pql_vs_ppo")
@@ -173,21 +219,35 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     runs_root, out = REPO / args.runs_root, REPO / args.out
     out.mkdir(parents=True, exist_ok=True)
+    earlier = read_csv(out / "evals.csv") if args.resume or args.eval_only else []
     evals: list[SnapshotEval] = []
+    later = earlier
     for skill in args.skills:
         for algo in args.algos:
             for seed in args.seeds:
                 run_dir = runs_root / skill / run_name(algo, seed)
-                if not args.eval_only:
-                    cmd = train_command(skill, algo, seed, runs_root, args.snapshot_steps)
+                done = (run_dir / "DONE").is_file()
+                if not args.eval_only and not (args.resume and done):
+                    shutil.rmtree(run_dir, ignore_errors=True)  # no snapshots of an old run
+                    snap = args.pql_snapshot_steps if algo == "pql" else args.ver_snapshot_steps
+                    cmd = train_command(skill, algo, seed, runs_root, snap, args.ver_total_steps)
                     started = time.time()
                     rc = train(cmd, args.minutes, out / f"train_{skill}_{algo}_s{seed}.log")
                     print(f"trained in {(time.time() - started) / 60:.1f} min (rc {rc})")
+                    if (run_dir / "checkpoints").is_dir():
+                        (run_dir / "DONE").write_text(f"{args.minutes} min, rc {rc}\n")
                 if not (run_dir / "checkpoints").is_dir():
                     print(f"error: no checkpoints under {run_dir}: train first", file=sys.stderr)
                     return 1
-                evals += evaluate_run(skill, algo, seed, run_dir, args.episodes, args.eval_seed)
-    write_csv(evals, out / "evals.csv")
+                key = (skill, algo, seed)
+                known = {e.checkpoint: e for e in earlier if (e.skill, e.algo, e.seed) == key}
+                evals += evaluate_run(
+                    skill, algo, seed, run_dir, args.episodes, args.eval_seed, known
+                )
+                # saved after every run: an interrupted benchmark keeps its evaluations
+                later = [e for e in earlier if (e.skill, e.algo, e.seed) not in runs_of(evals)]
+                write_csv(evals + later, out / "evals.csv")
+    evals += later  # runs of earlier invocations (other skills) stay in the table and plot
     plot(evals, out / "curves.png")
     text = table(evals)
     (out / "table.md").write_text(text + "\n")

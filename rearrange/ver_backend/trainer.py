@@ -208,6 +208,7 @@ class Trainer:
         stop.install()
         self.pool = None
         logger = None
+        self._session_start = now()  # wall time includes env start-up, as PQL's does
         try:
             self._build(ctx)
             self._maybe_resume(ctx)
@@ -235,7 +236,6 @@ class Trainer:
         thread, thread_out = None, {}
         collect_total = learn_total = 0.0
         start_steps, t_start, scalars = self.num_steps, now(), {}
-        self._session_start = t_start
         run_start = (start_steps, t_start)
         updates_run = 0
         while self.num_steps < ver.total_steps and not stop.stop:

@@ -8,8 +8,9 @@ def test_commands_train_both_algos_on_the_cpu_profile(tmp_path):
     ver = train_command("pick", "ver", 1, tmp_path, 50_000)
     for cmd in (pql, ver):
         assert cmd[2:6] == ["rearrange.train_skill", "pick", "--profile", "cpu"]
-    assert "--algo" in pql and "pql.checkpoint_interval=50000" in pql and "pql.seed=1" in pql
-    assert "--algo" not in ver and "ver.checkpoint_interval=48" in ver and "ver.seed=1" in ver
+    assert pql[6:8] == ["--algo", "pql"] and ver[6:8] == ["--algo", "ver"]
+    assert "pql.checkpoint_interval=50000" in pql and "pql.seed=1" in pql
+    assert "ver.checkpoint_interval=48" in ver and "ver.seed=1" in ver
 
 
 def test_table_reports_the_first_snapshot_over_each_threshold():
@@ -22,3 +23,48 @@ def test_table_reports_the_first_snapshot_over_each_threshold():
     lines = table(rows).splitlines()
     assert lines[2] == "| pick | pql | 0 | 10.0 / 200,000 | 10.0 / 200,000 | - | 75% |"
     assert lines[3] == "| pick | ver | 0 | 12.0 / 500,000 | - | - | 55% |"
+
+
+def test_ver_schedule_is_fitted_to_the_budget_only_when_asked(tmp_path):
+    fitted = train_command("pick", "ver", 0, tmp_path, 100_000, ver_total_steps=1_300_000)
+    default = train_command("pick", "ver", 0, tmp_path, 100_000)
+    pql = train_command("pick", "pql", 0, tmp_path, 25_000, ver_total_steps=1_300_000)
+    assert "total_steps=1300000" in fitted and "ver.checkpoint_interval=97" in fitted
+    assert not any(a.startswith("total_steps=") for a in default)
+    assert "total_steps=1300000" not in pql and "total_steps=1000000000" in pql
+
+
+def test_continue_keeps_finished_runs_and_their_evaluations(tmp_path, monkeypatch):
+    import benchmarks.pql_vs_ppo as bench
+
+    rows = [
+        SnapshotEval("pick", "pql", 0, "ckpt_0000050000.pt", 50_000, 3.2, 0.62),
+        SnapshotEval("pick", "pql", 0, "ckpt_0000100000.pt", 100_000, 6.1, 0.94),
+        SnapshotEval("open_cab", "ver", 0, "ckpt_0000200000.pt", 200_000, 4.0, 0.0),
+    ]
+    out, runs = tmp_path / "out", tmp_path / "runs"
+    out.mkdir()
+    bench.write_csv(rows, out / "evals.csv")
+    assert bench.read_csv(out / "evals.csv") == [
+        SnapshotEval(r.skill, r.algo, r.seed, r.checkpoint, r.steps, round(r.minutes, 2),
+                     round(r.val_success, 3))  # fmt: skip
+        for r in rows
+    ]
+    ckpts = runs / "pick" / "bench_pql_s0" / "checkpoints"
+    ckpts.mkdir(parents=True)
+    for r in rows[:2]:
+        (ckpts / r.checkpoint).write_bytes(b"not read: already evaluated")
+    (ckpts.parent / "DONE").write_text("25 min, rc 0\n")
+
+    def no_training(*a, **k):
+        raise AssertionError("a finished run was trained again")
+
+    monkeypatch.setattr(bench, "train", no_training)
+    argv = ["--skills", "pick", "--algos", "pql", "--seeds", "0", "--continue",
+            "--runs-root", str(runs), "--out", str(out)]  # fmt: skip
+    assert bench.main(argv) == 0
+    table_lines = (out / "table.md").read_text().splitlines()
+    assert table_lines[2] == "| open_cab | ver | 0 | - | - | - | 0% |"  # kept from the csv
+    assert table_lines[3] == "| pick | pql | 0 | 3.2 / 50,000 | 6.1 / 100,000 | 6.1 / 100,000 | 94% |"
+    assert (out / "curves.png").stat().st_size > 0
+    assert len(bench.read_csv(out / "evals.csv")) == 3

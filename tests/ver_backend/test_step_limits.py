@@ -32,7 +32,8 @@ def test_open_fridge_base_movement_is_300_and_explicit_override_wins():
 
 
 def test_cli_trains_base_movement_open_fridge_with_300_steps(tmp_path):
-    rc = main(["open_fridge", "--base-movement", "--serial", "--profile", "cpu", "--run-name", "t",
+    rc = main(["open_fridge", "--base-movement", "--serial", "--profile", "cpu", "--algo", "ver",
+               "--run-name", "t",
                f"runs_root={tmp_path}", "ver.num_envs=1", "ver.rollout_steps=8",
                "total_steps=8", "task.num_episodes=1"])  # fmt: skip
     assert rc == 0
