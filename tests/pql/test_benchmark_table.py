@@ -46,8 +46,15 @@ def test_continue_keeps_finished_runs_and_their_evaluations(tmp_path, monkeypatc
     out.mkdir()
     bench.write_csv(rows, out / "evals.csv")
     assert bench.read_csv(out / "evals.csv") == [
-        SnapshotEval(r.skill, r.algo, r.seed, r.checkpoint, r.steps, round(r.minutes, 2),
-                     round(r.val_success, 3))  # fmt: skip
+        SnapshotEval(
+            r.skill,
+            r.algo,
+            r.seed,
+            r.checkpoint,
+            r.steps,
+            round(r.minutes, 2),
+            round(r.val_success, 3),
+        )  # fmt: skip
         for r in rows
     ]
     ckpts = runs / "pick" / "bench_pql_s0" / "checkpoints"
@@ -65,6 +72,8 @@ def test_continue_keeps_finished_runs_and_their_evaluations(tmp_path, monkeypatc
     assert bench.main(argv) == 0
     table_lines = (out / "table.md").read_text().splitlines()
     assert table_lines[2] == "| open_cab | ver | 0 | - | - | - | 0% |"  # kept from the csv
-    assert table_lines[3] == "| pick | pql | 0 | 3.2 / 50,000 | 6.1 / 100,000 | 6.1 / 100,000 | 94% |"
+    assert (
+        table_lines[3] == "| pick | pql | 0 | 3.2 / 50,000 | 6.1 / 100,000 | 6.1 / 100,000 | 94% |"
+    )
     assert (out / "curves.png").stat().st_size > 0
     assert len(bench.read_csv(out / "evals.csv")) == 3
