@@ -226,9 +226,14 @@ def main(argv: list[str] | None = None) -> int:
         for algo in args.algos:
             for seed in args.seeds:
                 run_dir = runs_root / skill / run_name(algo, seed)
-                done = (run_dir / "DONE").is_file()
+                key = (skill, algo, seed)
+                known = {e.checkpoint: e for e in earlier if (e.skill, e.algo, e.seed) == key}
+                # finished: DONE in its directory, or (a fresh checkout, runs/ not in git)
+                # its evaluations in evals.csv, written only once a run is evaluated
+                done = (run_dir / "DONE").is_file() or bool(known)
                 if not args.eval_only and not (args.resume and done):
                     shutil.rmtree(run_dir, ignore_errors=True)  # no snapshots of an old run
+                    known = {}
                     snap = args.pql_snapshot_steps if algo == "pql" else args.ver_snapshot_steps
                     cmd = train_command(skill, algo, seed, runs_root, snap, args.ver_total_steps)
                     started = time.time()
@@ -236,14 +241,15 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"trained in {(time.time() - started) / 60:.1f} min (rc {rc})")
                     if (run_dir / "checkpoints").is_dir():
                         (run_dir / "DONE").write_text(f"{args.minutes} min, rc {rc}\n")
-                if not (run_dir / "checkpoints").is_dir():
+                if (run_dir / "checkpoints").is_dir():
+                    evals += evaluate_run(
+                        skill, algo, seed, run_dir, args.episodes, args.eval_seed, known
+                    )
+                elif known:
+                    evals += list(known.values())
+                else:
                     print(f"error: no checkpoints under {run_dir}: train first", file=sys.stderr)
                     return 1
-                key = (skill, algo, seed)
-                known = {e.checkpoint: e for e in earlier if (e.skill, e.algo, e.seed) == key}
-                evals += evaluate_run(
-                    skill, algo, seed, run_dir, args.episodes, args.eval_seed, known
-                )
                 # saved after every run: an interrupted benchmark keeps its evaluations
                 later = [e for e in earlier if (e.skill, e.algo, e.seed) not in runs_of(evals)]
                 write_csv(evals + later, out / "evals.csv")

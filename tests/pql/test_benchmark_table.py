@@ -1,5 +1,7 @@
 """benchmarks/pql_vs_ppo.py: the commands it runs and its threshold table."""
 
+import pytest
+
 from benchmarks.pql_vs_ppo import SnapshotEval, table, train_command
 
 
@@ -77,3 +79,19 @@ def test_continue_keeps_finished_runs_and_their_evaluations(tmp_path, monkeypatc
     )
     assert (out / "curves.png").stat().st_size > 0
     assert len(bench.read_csv(out / "evals.csv")) == 3
+
+
+def test_continue_on_a_fresh_checkout_keeps_runs_evaluated_in_the_csv(tmp_path, monkeypatch):
+    """runs/ is not in git: a run with rows in evals.csv is finished even without its dir."""
+    import benchmarks.pql_vs_ppo as bench
+
+    out = tmp_path / "out"
+    out.mkdir()
+    row = SnapshotEval("pick", "ver", 1, "ckpt_0000199680.pt", 199_680, 6.74, 0.08)
+    bench.write_csv([row], out / "evals.csv")
+    monkeypatch.setattr(bench, "train", lambda *a, **k: pytest.fail("trained again"))
+    argv = ["--skills", "pick", "--algos", "ver", "--seeds", "1", "--continue",
+            "--runs-root", str(tmp_path / "runs"), "--out", str(out)]  # fmt: skip
+    assert bench.main(argv) == 0
+    assert bench.read_csv(out / "evals.csv") == [row]
+    assert "| pick | ver | 1 | - | - | - | 8% |" in (out / "table.md").read_text()
