@@ -251,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"error: no checkpoints under {run_dir}: train first", file=sys.stderr)
                     return 1
                 # saved after every run: an interrupted benchmark keeps its evaluations
-                later = [e for e in earlier if (e.skill, e.algo, e.seed) not in runs_of(evals)]
+                finished = runs_of(evals)
+                later = [e for e in earlier if (e.skill, e.algo, e.seed) not in finished]
                 write_csv(evals + later, out / "evals.csv")
     evals += later  # runs of earlier invocations (other skills) stay in the table and plot
     plot(evals, out / "curves.png")
