@@ -218,7 +218,10 @@ class SkillEnv(gymnasium.Env):
         return decode_action(self.task, self.config.base_movement, masked)
 
     def observe(self) -> dict:
-        return build_observation(self.task, self.config.obs_preset, self.sim, self.target)
+        cfg = self.config
+        return build_observation(
+            self.task, cfg.obs_preset, self.sim, self.target, cfg.base_movement
+        )
 
     def render(self):
         """Third-person RGB frame marking the target (box / goal ghost / nav sphere)."""

@@ -61,6 +61,12 @@ TASK_SENSORS: dict[str, tuple[str, ...]] = {
     "open_cab": ART_SENSORS,
     "close_cab": ART_SENSORS,
 }
+# Sensors a skill observes only when it drives the base: a fixed-base env leaves them out
+# (task_sensors). From the fixed work pose the handle's place (marker_rel_pos) already tells
+# the joint, and with art_joint_to_target added fixed-base open_cab stopped learning: PQL
+# 0 % in three runs (it grasped and then tore the hold, constraint -2.5 per episode), 57 %
+# training success at 65k steps without it (seed 0, same code otherwise), as before the key.
+BASE_MOVEMENT_SENSORS = ("art_joint_to_target",)
 
 SENSOR_DIMS = {
     "art_joint_to_target": 1,  # the articulation's joint value minus the skill's target
@@ -102,22 +108,29 @@ def skill_target_from_episode(task: str, episode: Episode, th: Thresholds) -> Sk
 
 
 def observation_space(cfg: TaskConfig) -> spaces.Dict:
-    return task_observation_space(cfg.task, cfg.obs_preset, cfg.depth_size)
+    return task_observation_space(cfg.task, cfg.obs_preset, cfg.depth_size, cfg.base_movement)
 
 
-def task_sensors(task: str, obs_preset: str) -> tuple[str, ...]:
+def task_sensors(task: str, obs_preset: str, base_movement: bool = True) -> tuple[str, ...]:
     """The vector sensors of `task` under `obs_preset` ("state_rays" adds "rays" for
-    RAY_SKILLS)."""
+    RAY_SKILLS); without `base_movement`, less BASE_MOVEMENT_SENSORS. The default (with
+    them) is the superset the HAB env observes: a learned skill reads the keys its
+    checkpoint was trained with."""
+    names = TASK_SENSORS[task]
+    if not base_movement:
+        names = tuple(n for n in names if n not in BASE_MOVEMENT_SENSORS)
     extra = ("rays",) if obs_preset == "state_rays" and task in RAY_SKILLS else ()
-    return TASK_SENSORS[task] + extra
+    return names + extra
 
 
-def task_observation_space(task: str, obs_preset: str, depth_size: int = 128) -> spaces.Dict:
+def task_observation_space(
+    task: str, obs_preset: str, depth_size: int = 128, base_movement: bool = True
+) -> spaces.Dict:
     d: dict[str, spaces.Space] = {}
     if obs_preset == "depth":
         shape = (depth_size, depth_size, 1)
         d["depth"] = spaces.Box(0.0, DEPTH_MAX, shape=shape, dtype=np.float32)
-    for name in task_sensors(task, obs_preset):
+    for name in task_sensors(task, obs_preset, base_movement):
         low, high = (0.0, 1.0) if name in ("is_holding", "rays") else (-np.inf, np.inf)
         d[name] = spaces.Box(low, high, shape=(SENSOR_DIMS[name],), dtype=np.float32)
     return spaces.Dict(d)
@@ -169,13 +182,15 @@ def _sensor(name: str, sim, target: SkillTarget, ee_base: np.ndarray) -> np.ndar
     raise KeyError(f"unknown sensor {name!r}; known: {', '.join(SENSOR_DIMS)}")
 
 
-def build_observation(task: str, obs_preset: str, sim, target: SkillTarget) -> dict:
+def build_observation(
+    task: str, obs_preset: str, sim, target: SkillTarget, base_movement: bool = True
+) -> dict:
     """The observation dict of skill `task` for the sim's current state."""
     obs: dict[str, np.ndarray] = {}
     if obs_preset == "depth":
         depth = np.asarray(sim.render_depth(), dtype=np.float32)
         obs["depth"] = np.clip(depth.reshape(depth.shape[0], depth.shape[1], 1), 0.0, DEPTH_MAX)
     ee_base = np.asarray(sim.ee_pos("base"), dtype=np.float64)
-    for name in task_sensors(task, obs_preset):
+    for name in task_sensors(task, obs_preset, base_movement):
         obs[name] = np.asarray(_sensor(name, sim, target, ee_base), dtype=np.float32)
     return obs
