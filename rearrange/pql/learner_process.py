@@ -94,6 +94,7 @@ class LearnerSetup:
     device: str
     seed: int
     init_state: dict[str, Any] | None = None
+    action_mean_init: tuple[float, ...] = ()  # the actor's exploration prior (DeterministicActor)
 
 
 class LearnerRunner:
@@ -105,7 +106,12 @@ class LearnerRunner:
         torch.manual_seed(setup.seed)
         make = VLearner if self.role == Role.V_LEARNER else PLearner
         self.learner = make(
-            self.cfg, setup.obs_dim, setup.act_dim, setup.actor_hidden, setup.device
+            self.cfg,
+            setup.obs_dim,
+            setup.act_dim,
+            setup.actor_hidden,
+            setup.device,
+            setup.action_mean_init,
         )
         if setup.init_state is not None:
             self.learner.load_state_dict(setup.init_state)

@@ -6,6 +6,8 @@ fixed value support (PQL-D) and `values` turns them into expected values.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import torch
 from torch import Tensor, nn
@@ -79,12 +81,35 @@ class RunningMeanStd:
         self.count = int(stats[2 * dim])
 
 
-class DeterministicActor(nn.Module):
-    """π(s) = tanh(MLP(s)): one deterministic action in [-1, 1]^A per (normalised) state."""
+# A prior mean of ±1 is a saturated tanh; the output layer's bias gets atanh of this at most.
+MEAN_INIT_LIMIT = 0.95
 
-    def __init__(self, obs_dim: int, act_dim: int, hidden: list[int]):
+
+class DeterministicActor(nn.Module):
+    """π(s) = tanh(MLP(s)): one deterministic action in [-1, 1]^A per (normalised) state.
+
+    `mean_init` (empty, or one value per action dim; `ModelConfig.action_mean_init`) is an
+    exploration prior, as for the VER policies' Gaussian mean: the output layer's bias is
+    atanh(m) (m clipped to ±MEAN_INIT_LIMIT) and, where m != 0, that dim's weights shrink
+    100×, so π(s) starts at ~m whatever the state. Nav uses [0, 0, -1]: the stop output
+    starts far below its 0 threshold instead of being a coin flip each step."""
+
+    def __init__(
+        self, obs_dim: int, act_dim: int, hidden: list[int], mean_init: Sequence[float] = ()
+    ):
         super().__init__()
         self.net = mlp(obs_dim, list(hidden), act_dim)
+        if len(mean_init):
+            if len(mean_init) != act_dim:
+                raise ValueError(
+                    f"action_mean_init has {len(mean_init)} values for {act_dim} action dims"
+                )
+            m = np.clip(np.asarray(mean_init, np.float64), -MEAN_INIT_LIMIT, MEAN_INIT_LIMIT)
+            out = self.net[-1]
+            with torch.no_grad():
+                out.bias.copy_(torch.as_tensor(np.arctanh(m), dtype=out.bias.dtype))
+                shrink = torch.as_tensor(np.where(m != 0.0, 0.01, 1.0), dtype=out.weight.dtype)
+                out.weight.mul_(shrink[:, None])
 
     def forward(self, obs: Tensor) -> Tensor:
         return torch.tanh(self.net(obs))

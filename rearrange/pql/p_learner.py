@@ -6,6 +6,8 @@ every `p_critic_sync_interval` updates. Only the policy's parameters get gradien
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import torch
 
@@ -15,11 +17,18 @@ from rearrange.pql.networks import DeterministicActor, DoubleQCritic, ObsNormali
 
 class PLearner:
     def __init__(
-        self, cfg: PQLConfig, obs_dim: int, act_dim: int, actor_hidden: list[int], device: str
+        self,
+        cfg: PQLConfig,
+        obs_dim: int,
+        act_dim: int,
+        actor_hidden: list[int],
+        device: str,
+        mean_init: Sequence[float] = (),
     ):
         self.cfg, self.device = cfg, torch.device(device)
         atoms = cfg.num_atoms if cfg.distributional else 1
-        self.actor = DeterministicActor(obs_dim, act_dim, actor_hidden).to(self.device)
+        self.actor = DeterministicActor(obs_dim, act_dim, actor_hidden, mean_init)
+        self.actor = self.actor.to(self.device)
         self.critic = DoubleQCritic(
             obs_dim, act_dim, cfg.critic_hidden, atoms, cfg.v_min, cfg.v_max
         ).to(self.device)

@@ -64,7 +64,9 @@ class PQLActorPolicy(nn.Module):
         self.obs_dim = self.layout.vector_size
         self.act_dim = int(action_space.shape[0])
         self.obs_norm = ObsNormalizer(self.obs_dim)
-        self.actor = DeterministicActor(self.obs_dim, self.act_dim, list(config.state_mlp_hidden))
+        self.actor = DeterministicActor(
+            self.obs_dim, self.act_dim, list(config.state_mlp_hidden), config.action_mean_init
+        )
 
     def forward(self, flat_obs: Tensor) -> Tensor:
         """Actions [B, A] in [-1, 1] for flat (unnormalised) observations [B, D]."""

@@ -131,6 +131,7 @@ class PQLTrainer:
                 device,
                 seed=cfg.seed * 10 + int(role),
                 init_state=learner_state.get(key),
+                action_mean_init=tuple(self.setup.model.action_mean_init),
             )
             for role, key in ((Role.V_LEARNER, "v_learner"), (Role.P_LEARNER, "p_learner"))
         ]
