@@ -49,6 +49,18 @@ class EvalResult:
             return 0.0
         return sum(e.success for e in self.episodes) / len(self.episodes)
 
+    def skill_legs(self) -> dict[str, tuple[int, int]]:
+        """Per skill: (runs whose postcondition held, runs), over every plan step run in
+        every episode, in plan order of first appearance; e.g. how often a learned nav
+        reached its target within the plan, whatever came after."""
+        legs: dict[str, list[int]] = {}
+        for episode in self.episodes:
+            for run in episode.skill_runs:
+                ok_runs = legs.setdefault(run["skill"], [0, 0])
+                ok_runs[0] += bool(run["ok"])
+                ok_runs[1] += 1
+        return {skill: (ok, n) for skill, (ok, n) in legs.items()}
+
 
 def format_table(result: EvalResult) -> str:
     lines = [
@@ -58,6 +70,11 @@ def format_table(result: EvalResult) -> str:
     for name, (mean, low, high) in zip(result.stage_names, result.stage_rows()):
         lines.append(f"{name:<12} {mean:>8.1%}   [{low:.1%}, {high:.1%}]")
     lines.append(f"{'full task':<12} {result.full_success:>8.1%}")
+    legs = result.skill_legs()
+    if legs:
+        lines.append("skill legs (postcondition held / run): " + ", ".join(
+            f"{skill} {ok}/{n} ({ok / n:.0%})" for skill, (ok, n) in legs.items()
+        ))  # fmt: skip
     return "\n".join(lines)
 
 
@@ -70,6 +87,9 @@ def write_json(result: EvalResult, path: Path) -> None:
         "stage_names": result.stage_names,
         "stage_success": [{"mean": m, "ci_low": lo, "ci_high": hi} for m, lo, hi in rows],
         "full_success": result.full_success,
+        "skill_legs": {
+            skill: {"ok": ok, "runs": n} for skill, (ok, n) in result.skill_legs().items()
+        },
         "config": result.config,
         "episodes": [asdict(e) for e in result.episodes],
     }

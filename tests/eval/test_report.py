@@ -1,4 +1,5 @@
 import csv
+import json
 
 import numpy as np
 import pytest
@@ -60,3 +61,31 @@ def test_corrupt_results_file_is_one_line_error(tmp_path):
 def test_plot_writes_png(tmp_path):
     plot_results([_result(), _result()], tmp_path / "fig.png")
     assert (tmp_path / "fig.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_skill_legs_count_each_plan_step_run():
+    def run(skill, ok):
+        return {"skill": skill, "ok": ok, "steps": 10, "ended_by": "skill_done"}
+
+    eps = [
+        EpisodeRecord("a", 2, True, 300, skill_runs=[run("nav", True), run("pick", True),
+                                                     run("nav", True), run("place", True)]),
+        EpisodeRecord("b", 0, False, 500, "nav", "timeout", skill_runs=[run("nav", False)]),
+        EpisodeRecord("c", 0, False, 600, "pick", "drop", skill_runs=[run("nav", True),
+                                                                      run("pick", False)]),
+    ]  # fmt: skip
+    result = EvalResult("tidy_house", "TP-SRL", ["pick 1", "place 1"], eps)
+    assert result.skill_legs() == {"nav": (3, 4), "pick": (1, 2), "place": (1, 1)}
+    assert list(result.skill_legs()) == ["nav", "pick", "place"]
+    assert "nav 3/4 (75%), pick 1/2 (50%), place 1/1 (100%)" in format_table(result)
+    assert "skill legs" not in format_table(_result())  # no runs recorded: no line
+
+
+def test_json_carries_the_skill_legs(tmp_path):
+    eps = [EpisodeRecord("a", 0, False, 9, "nav", "x", skill_runs=[
+        {"skill": "nav", "ok": False, "steps": 9, "ended_by": "step_limit"}])]  # fmt: skip
+    write_json(EvalResult("tidy_house", "TP-SRL", ["pick 1"], eps), tmp_path / "r.json")
+    assert json.loads((tmp_path / "r.json").read_text())["skill_legs"] == {
+        "nav": {"ok": 0, "runs": 1}
+    }
+    assert read_json(tmp_path / "r.json").skill_legs() == {"nav": (0, 1)}
