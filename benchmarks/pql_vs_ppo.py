@@ -131,7 +131,9 @@ def table(evals: list[SnapshotEval]) -> str:
     head = "| skill | algo | seed | " + " | ".join(
         f"{int(t * 100)}%: min / steps" for t in THRESHOLDS
     )
-    lines = [head + " | best val |", "|" + "---|" * (4 + len(THRESHOLDS))]
+    # best alone hides a run that reached it once and lost it: the last snapshot (what the
+    # budget ends with) and how many snapshots held >= 90 % say whether it stayed
+    lines = [head + " | best val | last val | ≥ 90 % |", "|" + "---|" * (6 + len(THRESHOLDS))]
     runs = sorted({(e.skill, e.algo, e.seed) for e in evals})
     for skill, algo, seed in runs:
         rows = [e for e in evals if (e.skill, e.algo, e.seed) == (skill, algo, seed)]
@@ -140,7 +142,10 @@ def table(evals: list[SnapshotEval]) -> str:
             hit = first_reaching(rows, t)
             cells.append(f"{hit.minutes:.1f} / {hit.steps:,}" if hit else "-")
         best = max(r.val_success for r in rows)
-        lines.append(f"| {skill} | {algo} | {seed} | " + " | ".join(cells) + f" | {best:.0%} |")
+        last = max(rows, key=lambda r: r.minutes).val_success
+        held = f"{sum(r.val_success >= 0.9 for r in rows)} of {len(rows)}"
+        tail = f" | {best:.0%} | {last:.0%} | {held} |"
+        lines.append(f"| {skill} | {algo} | {seed} | " + " | ".join(cells) + tail)
     return "\n".join(lines)
 
 

@@ -23,8 +23,20 @@ def test_table_reports_the_first_snapshot_over_each_threshold():
         SnapshotEval("pick", "ver", 0, "a", 500_000, 12.0, 0.55),
     ]
     lines = table(rows).splitlines()
-    assert lines[2] == "| pick | pql | 0 | 10.0 / 200,000 | 10.0 / 200,000 | - | 75% |"
-    assert lines[3] == "| pick | ver | 0 | 12.0 / 500,000 | - | - | 55% |"
+    assert (
+        lines[2] == "| pick | pql | 0 | 10.0 / 200,000 | 10.0 / 200,000 | - | 75% | 60% | 0 of 3 |"
+    )
+    assert lines[3] == "| pick | ver | 0 | 12.0 / 500,000 | - | - | 55% | 55% | 0 of 1 |"
+
+
+def test_table_says_whether_a_run_kept_what_it_reached():
+    rows = [
+        SnapshotEval("open_cab", "ver", 0, "a", 150_000, 1.6, 1.0),
+        SnapshotEval("open_cab", "ver", 0, "c", 450_000, 4.6, 0.0),
+        SnapshotEval("open_cab", "ver", 0, "b", 300_000, 3.1, 0.92),
+    ]
+    row = table(rows).splitlines()[2]
+    assert row.endswith("| 1.6 / 150,000 | 100% | 0% | 2 of 3 |")
 
 
 def test_ver_schedule_is_fitted_to_the_budget_only_when_asked(tmp_path):
@@ -73,10 +85,9 @@ def test_continue_keeps_finished_runs_and_their_evaluations(tmp_path, monkeypatc
             "--runs-root", str(runs), "--out", str(out)]  # fmt: skip
     assert bench.main(argv) == 0
     table_lines = (out / "table.md").read_text().splitlines()
-    assert table_lines[2] == "| open_cab | ver | 0 | - | - | - | 0% |"  # kept from the csv
-    assert (
-        table_lines[3] == "| pick | pql | 0 | 3.2 / 50,000 | 6.1 / 100,000 | 6.1 / 100,000 | 94% |"
-    )
+    assert table_lines[2] == "| open_cab | ver | 0 | - | - | - | 0% | 0% | 0 of 1 |"  # kept
+    pick = "| pick | pql | 0 | 3.2 / 50,000 | 6.1 / 100,000 | 6.1 / 100,000 | 94% | 94% | 1 of 2 |"
+    assert table_lines[3] == pick
     assert (out / "curves.png").stat().st_size > 0
     assert len(bench.read_csv(out / "evals.csv")) == 3
 
