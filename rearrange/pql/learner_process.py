@@ -25,6 +25,7 @@ import torch
 
 from rearrange.pql.config import PQLConfig
 from rearrange.pql.control import Control, Stat
+from rearrange.pql.networks import ActorSpec
 from rearrange.pql.p_learner import PLearner
 from rearrange.pql.param_sync import SlotSpec, VectorSlot, publish, pull
 from rearrange.pql.ratio import Role
@@ -88,13 +89,10 @@ class LearnerSetup:
 
     role: Role
     cfg: PQLConfig
-    obs_dim: int
-    act_dim: int
-    actor_hidden: list[int]
+    actor: ActorSpec
     device: str
     seed: int
     init_state: dict[str, Any] | None = None
-    action_mean_init: tuple[float, ...] = ()  # the actor's exploration prior (DeterministicActor)
 
 
 class LearnerRunner:
@@ -105,14 +103,7 @@ class LearnerRunner:
         self.replay, self.control, self.slots = replay, control, slots
         torch.manual_seed(setup.seed)
         make = VLearner if self.role == Role.V_LEARNER else PLearner
-        self.learner = make(
-            self.cfg,
-            setup.obs_dim,
-            setup.act_dim,
-            setup.actor_hidden,
-            setup.device,
-            setup.action_mean_init,
-        )
+        self.learner = make(self.cfg, setup.actor, setup.device)
         if setup.init_state is not None:
             self.learner.load_state_dict(setup.init_state)
         self.rng = np.random.default_rng(setup.seed)

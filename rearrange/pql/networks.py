@@ -7,6 +7,7 @@ fixed value support (PQL-D) and `values` turns them into expected values.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -113,6 +114,20 @@ class DeterministicActor(nn.Module):
 
     def forward(self, obs: Tensor) -> Tensor:
         return torch.tanh(self.net(obs))
+
+
+@dataclass(frozen=True)
+class ActorSpec:
+    """What builds a DeterministicActor, and sizes the critics beside it; picklable, so the
+    learner processes build the same networks as the trainer."""
+
+    obs_dim: int
+    act_dim: int
+    hidden: tuple[int, ...]
+    mean_init: tuple[float, ...] = ()  # ModelConfig.action_mean_init (empty: none)
+
+    def build(self) -> DeterministicActor:
+        return DeterministicActor(self.obs_dim, self.act_dim, list(self.hidden), self.mean_init)
 
 
 class DoubleQCritic(nn.Module):

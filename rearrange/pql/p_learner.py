@@ -6,29 +6,19 @@ every `p_critic_sync_interval` updates. Only the policy's parameters get gradien
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import torch
 
 from rearrange.pql.config import PQLConfig
-from rearrange.pql.networks import DeterministicActor, DoubleQCritic, ObsNormalizer
+from rearrange.pql.networks import ActorSpec, DoubleQCritic, ObsNormalizer
 
 
 class PLearner:
-    def __init__(
-        self,
-        cfg: PQLConfig,
-        obs_dim: int,
-        act_dim: int,
-        actor_hidden: list[int],
-        device: str,
-        mean_init: Sequence[float] = (),
-    ):
+    def __init__(self, cfg: PQLConfig, spec: ActorSpec, device: str):
         self.cfg, self.device = cfg, torch.device(device)
+        obs_dim, act_dim = spec.obs_dim, spec.act_dim
         atoms = cfg.num_atoms if cfg.distributional else 1
-        self.actor = DeterministicActor(obs_dim, act_dim, actor_hidden, mean_init)
-        self.actor = self.actor.to(self.device)
+        self.actor = spec.build().to(self.device)
         self.critic = DoubleQCritic(
             obs_dim, act_dim, cfg.critic_hidden, atoms, cfg.v_min, cfg.v_max
         ).to(self.device)

@@ -12,36 +12,27 @@ distribution comes from the target critic with the smaller expected value.
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from rearrange.pql.config import PQLConfig
-from rearrange.pql.networks import DeterministicActor, DoubleQCritic, ObsNormalizer
+from rearrange.pql.networks import ActorSpec, DoubleQCritic, ObsNormalizer
 from rearrange.pql.replay import NStepSample
 from rearrange.pql.targets import categorical_projection, clipped_double_q_target, nstep_returns
 
 
 class VLearner:
-    def __init__(
-        self,
-        cfg: PQLConfig,
-        obs_dim: int,
-        act_dim: int,
-        actor_hidden: list[int],
-        device: str,
-        mean_init: Sequence[float] = (),
-    ):
+    def __init__(self, cfg: PQLConfig, spec: ActorSpec, device: str):
         self.cfg, self.device = cfg, torch.device(device)
+        obs_dim, act_dim = spec.obs_dim, spec.act_dim
         atoms = cfg.num_atoms if cfg.distributional else 1
         self.critic = DoubleQCritic(
             obs_dim, act_dim, cfg.critic_hidden, atoms, cfg.v_min, cfg.v_max
         ).to(self.device)
         self.target = copy.deepcopy(self.critic).requires_grad_(False)
-        self.policy = DeterministicActor(obs_dim, act_dim, actor_hidden, mean_init)
-        self.policy = self.policy.to(self.device)
+        self.policy = spec.build().to(self.device)
         self.policy.requires_grad_(False)
         self.obs_norm = ObsNormalizer(obs_dim).to(self.device)
         self.optim = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr)

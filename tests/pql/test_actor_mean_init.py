@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from rearrange.pql.config import PQLConfig
-from rearrange.pql.networks import MEAN_INIT_LIMIT, DeterministicActor
+from rearrange.pql.networks import MEAN_INIT_LIMIT, ActorSpec, DeterministicActor
 from rearrange.pql.p_learner import PLearner
 
 
@@ -45,6 +45,6 @@ def test_a_prior_of_the_wrong_length_is_one_clear_error():
 
 
 def test_the_p_learner_actor_gets_the_prior():
-    learner = PLearner(PQLConfig(), 6, 3, [16, 8], "cpu", mean_init=[0.0, 0.0, -1.0])
+    learner = PLearner(PQLConfig(), ActorSpec(6, 3, (16, 8), (0.0, 0.0, -1.0)), "cpu")
     out = learner.actor(torch.randn(64, 6))
     assert out[:, 2].max().item() < -0.9

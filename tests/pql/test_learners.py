@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from rearrange.pql.config import PQLConfig
-from rearrange.pql.networks import DoubleQCritic, ObsNormalizer, RunningMeanStd
+from rearrange.pql.networks import ActorSpec, DoubleQCritic, ObsNormalizer, RunningMeanStd
 from rearrange.pql.p_learner import PLearner
 from rearrange.pql.replay import NStepSample
 from rearrange.pql.v_learner import VLearner
@@ -42,7 +42,7 @@ def _fit(learner: VLearner, batch: NStepSample, steps: int = 300) -> torch.Tenso
 
 def test_terminal_steps_learn_the_reward_alone():
     torch.manual_seed(0)
-    learner = VLearner(_cfg(nstep=1), D, A, [16], "cpu")
+    learner = VLearner(_cfg(nstep=1), ActorSpec(D, A, (16,)), "cpu")
     q = _fit(learner, _batch(terminated=True, truncated=False, reward=1.0))
     assert q.mean().item() == pytest.approx(1.0, abs=0.05)
 
@@ -51,7 +51,7 @@ def test_truncated_steps_keep_bootstrapping():
     # r = 1, γ = 0.5, bootstrap at a fixed state: Q* = 1 + 0.5 · Q(s', π(s')) -> 2 for
     # states like s'; the fit on the batch's states tends to the same fixed point.
     torch.manual_seed(0)
-    learner = VLearner(_cfg(nstep=1), D, A, [16], "cpu")
+    learner = VLearner(_cfg(nstep=1), ActorSpec(D, A, (16,)), "cpu")
     batch = _batch(terminated=False, truncated=True, reward=1.0)
     batch = batch._replace(obs=np.zeros_like(batch.obs))  # s = s': one state
     q = _fit(learner, batch, steps=600)
@@ -61,14 +61,14 @@ def test_truncated_steps_keep_bootstrapping():
 def test_distributional_critic_learns_the_terminal_reward():
     torch.manual_seed(0)
     cfg = _cfg(nstep=1, distributional=True, v_min=-2.0, v_max=2.0, num_atoms=21)
-    learner = VLearner(cfg, D, A, [16], "cpu")
+    learner = VLearner(cfg, ActorSpec(D, A, (16,)), "cpu")
     q = _fit(learner, _batch(terminated=True, truncated=False, reward=1.0))
     assert q.mean().item() == pytest.approx(1.0, abs=0.1)
 
 
 def test_target_uses_the_lagged_policy_copy():
     torch.manual_seed(0)
-    learner = VLearner(_cfg(), D, A, [16], "cpu")
+    learner = VLearner(_cfg(), ActorSpec(D, A, (16,)), "cpu")
     batch = _batch(terminated=False, truncated=False)
     before = [p.clone() for p in learner.policy.parameters()]
     learner.update(batch)
@@ -77,7 +77,7 @@ def test_target_uses_the_lagged_policy_copy():
 
 def test_soft_update_moves_targets_by_tau():
     torch.manual_seed(0)
-    learner = VLearner(_cfg(tau=0.25), D, A, [16], "cpu")
+    learner = VLearner(_cfg(tau=0.25), ActorSpec(D, A, (16,)), "cpu")
     old_target = [p.clone() for p in learner.target.parameters()]
     learner.update(_batch(terminated=True, truncated=False))
     for old, new, online in zip(
@@ -88,7 +88,7 @@ def test_soft_update_moves_targets_by_tau():
 
 def test_p_learner_climbs_the_smaller_critic():
     torch.manual_seed(0)
-    learner = PLearner(_cfg(), D, A, [16], "cpu")
+    learner = PLearner(_cfg(), ActorSpec(D, A, (16,)), "cpu")
     obs = np.random.default_rng(0).standard_normal((B, D)).astype(np.float32)
     critic_before = [p.clone() for p in learner.critic.parameters()]
     first = learner.update(obs)["actor_loss"]
