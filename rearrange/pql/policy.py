@@ -25,7 +25,7 @@ from rearrange.models.encoders import (
     split_observation_space,
 )
 from rearrange.models.registry import register_policy
-from rearrange.pql.networks import DeterministicActor, ObsNormalizer
+from rearrange.pql.networks import ActorSpec, ObsNormalizer
 
 PQL_POLICY = "pql_actor"
 
@@ -64,9 +64,14 @@ class PQLActorPolicy(nn.Module):
         self.obs_dim = self.layout.vector_size
         self.act_dim = int(action_space.shape[0])
         self.obs_norm = ObsNormalizer(self.obs_dim)
-        self.actor = DeterministicActor(
-            self.obs_dim, self.act_dim, list(config.state_mlp_hidden), config.action_mean_init
+        # the learner processes build their actor copies from the same spec
+        self.actor_spec = ActorSpec(
+            self.obs_dim,
+            self.act_dim,
+            tuple(config.state_mlp_hidden),
+            tuple(config.action_mean_init),
         )
+        self.actor = self.actor_spec.build()
 
     def forward(self, flat_obs: Tensor) -> Tensor:
         """Actions [B, A] in [-1, 1] for flat (unnormalised) observations [B, D]."""

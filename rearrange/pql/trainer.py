@@ -40,7 +40,7 @@ from rearrange.pql.learner_process import (
     sigint_ignored,
     spawn_context,
 )
-from rearrange.pql.networks import ActorSpec, DoubleQCritic, RunningMeanStd
+from rearrange.pql.networks import DoubleQCritic, RunningMeanStd
 from rearrange.pql.param_sync import VectorSlot, num_params
 from rearrange.pql.policy import PQLActorPolicy
 from rearrange.pql.ratio import Role
@@ -117,20 +117,14 @@ class PQLTrainer:
         return self.cfg.num_atoms if self.cfg.distributional else 1
 
     def _learner_setups(self, state: dict[str, Any] | None) -> list[LearnerSetup]:
-        cfg, model = self.cfg, self.setup.model
-        actor = ActorSpec(
-            self.policy.obs_dim,
-            self.policy.act_dim,
-            tuple(model.state_mlp_hidden),
-            tuple(model.action_mean_init),
-        )
+        cfg = self.cfg
         device = cfg.resolved_device()
         learner_state = state["learner"] if state else {}
         return [
             LearnerSetup(
                 role,
                 cfg,
-                actor,
+                self.policy.actor_spec,
                 device,
                 seed=cfg.seed * 10 + int(role),
                 init_state=learner_state.get(key),
