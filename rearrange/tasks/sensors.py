@@ -50,7 +50,11 @@ TASK_SENSORS: dict[str, tuple[str, ...]] = {
         "relative_resting_position",
         "goal_from_obj",
     ),
-    "nav": ("joint", "goal_polar", "goal_heading"),
+    # goal_dir: the two angles of goal_polar / goal_heading as (cos, sin) pairs. The raw
+    # wrapped angles jump from +pi to -pi with the goal straight behind (the policy's turn
+    # direction flips on a hair), and the stop decision needs the heading error near 0,
+    # where (cos, sin) stays smooth. Checkpoints trained before it ignore the key.
+    "nav": ("joint", "goal_polar", "goal_heading", "goal_dir"),
     # art_joint_to_target: without it an open/close policy cannot tell "not grasped yet"
     # from "opened and released" once the base moves (is_holding is 0 in both, and the
     # handle's place relative to the robot no longer tells the joint's state as it does from
@@ -79,6 +83,7 @@ SENSOR_DIMS = {
     "relative_resting_position": 3,
     "goal_polar": 2,  # [euclidean distance, angle to the goal point in the robot frame]
     "goal_heading": 1,  # wrapped (goal yaw - robot yaw)
+    "goal_dir": 4,  # cos, sin of goal_polar's angle; cos, sin of goal_heading
     "marker_rel_pos": 3,
     "rays": RAY_COUNT,  # normalised obstacle ranges, see RAY_ANGLES
 }
@@ -172,6 +177,11 @@ def _sensor(name: str, sim, target: SkillTarget, ee_base: np.ndarray) -> np.ndar
         return goal_polar(np.asarray(sim.base_pose()), target.nav_goal[:2])
     if name == "goal_heading":
         return np.array([wrap_angle(float(target.nav_goal[2]) - float(sim.base_pose()[2]))])
+    if name == "goal_dir":
+        pose = np.asarray(sim.base_pose())
+        bearing = goal_polar(pose, target.nav_goal[:2])[1]
+        heading = float(target.nav_goal[2]) - float(pose[2])
+        return np.array([math.cos(bearing), math.sin(bearing), math.cos(heading), math.sin(heading)])
     if name == "art_joint_to_target":
         q = float(sim.articulation_pos(target.articulation))
         return np.array([q - float(target.art_target)])

@@ -110,7 +110,7 @@ def test_state_policy_flattens_the_rays_into_its_vector():
 
     policy = build_policy(space, action_space("nav", True), cfg.model)
     assert policy.layout.vector_keys == tuple(sorted(space.spaces))
-    assert policy.layout.vector_size == 7 + 2 + 1 + RAY_COUNT
+    assert policy.layout.vector_size == 7 + 2 + 1 + 4 + RAY_COUNT  # joint, polar, heading, dir
     obs = {k: torch.as_tensor(v.sample())[None] for k, v in space.spaces.items()}
     _, action, _, _ = policy.act(
         obs, policy.initial_hidden(1), torch.zeros(1, 3), torch.zeros(1, dtype=torch.bool)
