@@ -208,9 +208,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_args(argv)
         _quiet_imports()
-        from rearrange.skills.learned import single_thread_torch
-
-        single_thread_torch()
         return run_plot(args) if args.plot and args.scenario is None else run_eval(args)
     except (ValueError, RuntimeError, OSError) as err:
         # Every error the packages raise for bad input (SkillError, PlanningError,

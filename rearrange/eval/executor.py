@@ -25,6 +25,7 @@ import numpy as np
 from rearrange.eval.overlays import episode_overlays
 from rearrange.eval.report import EpisodeRecord
 from rearrange.planner import PlanStep, plan_stages
+from rearrange.sim.geometry import wrap_angle
 from rearrange.sim.placement import nav_goal_pose
 from rearrange.skill_spec import (
     ARTICULATED_SKILLS,
@@ -122,6 +123,8 @@ class TPSRLExecutor:
             skill_runs.append(
                 {"skill": step.skill, "ok": ok, "steps": run.steps, "ended_by": run.ended_by}
             )
+            if step.skill == "nav" and progress.nav_goal is not None:
+                skill_runs[-1].update(self._nav_end(progress.nav_goal))
             if not ok:
                 failed_skill = str(step)
                 reason = why
@@ -149,6 +152,15 @@ class TPSRLExecutor:
             video_frames=progress.frames,
             skill_runs=skill_runs,
         )
+
+    def _nav_end(self, goal: tuple[float, float, float]) -> dict:
+        """Where a nav leg left the base: Euclidean distance (m) to its goal pose and heading
+        error (degrees), what the next manipulation skill starts from."""
+        x, y, yaw = (float(v) for v in self.env.sim.base_pose())
+        return {
+            "end_dist_m": round(math.hypot(goal[0] - x, goal[1] - y), 3),
+            "end_heading_deg": round(math.degrees(abs(wrap_angle(goal[2] - yaw))), 1),
+        }
 
     def _max_steps(self) -> int:
         return min(self.config.max_steps, self.env.max_steps)

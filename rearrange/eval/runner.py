@@ -140,8 +140,14 @@ def _progress(total: int, enabled: bool, desc: str):
 
 
 def evaluate(args: EvalArgs) -> EvalResult:
+    from rearrange.skills.learned import single_thread_torch
     from rearrange.tasks import HabConfig, HabEnv
     from rearrange.tasks.base import load_task_episodes
+
+    # Here, not in the CLI only: benchmarks.hab_learned calls evaluate() directly, and with
+    # torch's default threads its batch-1 inference ran 5x slower beside a training run
+    # (tidy_house, 50 learned episodes: 313 s against 62 s single-threaded).
+    single_thread_torch()
 
     episodes = load_task_episodes(
         args.scenario, args.episodes_file, args.episodes, args.split, args.seed

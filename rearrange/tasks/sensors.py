@@ -181,7 +181,9 @@ def _sensor(name: str, sim, target: SkillTarget, ee_base: np.ndarray) -> np.ndar
         pose = np.asarray(sim.base_pose())
         bearing = goal_polar(pose, target.nav_goal[:2])[1]
         heading = float(target.nav_goal[2]) - float(pose[2])
-        return np.array([math.cos(bearing), math.sin(bearing), math.cos(heading), math.sin(heading)])
+        return np.array(
+            [math.cos(bearing), math.sin(bearing), math.cos(heading), math.sin(heading)]
+        )
     if name == "art_joint_to_target":
         q = float(sim.articulation_pos(target.articulation))
         return np.array([q - float(target.art_target)])

@@ -259,6 +259,9 @@ def test_arm_reset_runs_after_pick_only_and_lifts_the_held_object(one_target_epi
     resets = runs[1]["reset_arm_steps"]
     assert 0 < resets < RESET_ARM_STEPS  # it finished by reaching the pose, not the budget
     assert "reset_arm_steps" not in runs[0] and "reset_arm_steps" not in runs[3]
+    # a teleporting nav ends on its goal pose; only nav legs say where they ended
+    assert runs[0]["end_dist_m"] < 1e-3 and runs[0]["end_heading_deg"] < 0.1
+    assert "end_dist_m" not in runs[1] and "end_dist_m" not in runs[3]
     assert record.steps == 1 + 1 + resets + 1 + 5
     assert lifted["held"] == env.pick_target(0).obj_index
     assert lifted["z"] == pytest.approx(rest_z + CARRY_OFFSET[2], abs=CARRY_TOL)

@@ -57,11 +57,18 @@ def test_executor_masks_a_learned_nav_stop_far_from_the_goal(tmp_path, masked, s
     record = TPSRLExecutor(env, {"nav": nav}, config).run_episode(plan)
     # masked: every stop ignored, the leg runs to its 12-step limit; unmasked: stops at once
     assert record.steps == steps and record.stages_completed == 0
+    # where the leg left the base: distance and heading error to its goal pose, by hand
+    goal = nav_goal(env, plan[0])
+    x, y, yaw = env.sim.base_pose()
+    heading = abs(math.remainder(goal[2] - yaw, 2 * math.pi))
     assert record.skill_runs == [
         {
             "skill": "nav",
             "ok": False,
             "steps": steps,
             "ended_by": "step_limit" if masked else "stop",
+            "end_dist_m": pytest.approx(math.hypot(goal[0] - x, goal[1] - y), abs=1e-3),
+            "end_heading_deg": pytest.approx(math.degrees(heading), abs=0.1),
         }
     ]
+    assert record.skill_runs[0]["end_dist_m"] > 2.0  # 12 steps of a drifting policy: still far

@@ -145,3 +145,26 @@ def test_cpu_profile_gives_nav_the_rays_and_leaves_the_rest():
     # The CLI can still ask for plain state on the CPU profile.
     cfg = compose_train_config("nav", ["profile=cpu", "task.obs_preset=state"])
     assert cfg.task.obs_preset == "state" and cfg.model.backbone == "none"
+
+
+def test_cpu_nav_defaults_reproduce_the_shipped_nav_settings():
+    """`train_skill nav --profile cpu` with no overrides trains what the shipped nav was
+    trained with (its checkpoint records the composed model and task configs)."""
+    from pathlib import Path
+
+    import torch
+
+    import rearrange.skills.pretrained as pretrained
+
+    cfg = compose_train_config("nav", ["profile=cpu"])
+    assert cfg.task.obs_preset == "state_rays" and cfg.task.num_episodes == 300
+    assert list(cfg.model.state_mlp_hidden) == [128, 128] and cfg.model.rnn_hidden_size == 128
+    assert cfg.ver.total_steps == 7_000_000
+    ckpt = torch.load(Path(pretrained.__file__).with_name("nav.pt"), weights_only=False)
+    shipped = ckpt["config"]
+    for key in ("state_mlp_hidden", "rnn_hidden_size", "rnn_layers", "action_mean_init"):
+        assert list(np.atleast_1d(getattr(cfg.model, key))) == list(
+            np.atleast_1d(shipped["model"][key])
+        ), key
+    assert shipped["task"]["num_episodes"] == cfg.task.num_episodes
+    assert ckpt["num_steps"] >= cfg.ver.total_steps
