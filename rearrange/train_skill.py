@@ -55,8 +55,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 # Under --profile cpu these skills keep VER-PPO: PQL's nav reached 24 % where VER-PPO's
-# reached 55 % (RESULTS.md, learned nav), and the synthetic task exists to exercise the VER
-# backend.
+# reached 55 % at the time, 92 % now (RESULTS.md, learned nav), and the synthetic task exists
+# to exercise the VER backend.
 CPU_PROFILE_VER_SKILLS = ("nav", "synthetic")
 
 

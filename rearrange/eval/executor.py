@@ -25,7 +25,6 @@ import numpy as np
 from rearrange.eval.overlays import episode_overlays
 from rearrange.eval.report import EpisodeRecord
 from rearrange.planner import PlanStep, plan_stages
-from rearrange.sim.geometry import wrap_angle
 from rearrange.sim.placement import nav_goal_pose
 from rearrange.skill_spec import (
     ARTICULATED_SKILLS,
@@ -37,6 +36,7 @@ from rearrange.skills.masking import STOP_MASK_DIST, mask_nav_stop, nav_goal_dis
 from rearrange.skills.reset_arm import RESET_ARM_LAYOUT_SKILL, RESET_ARM_STEPS, ResetArm
 from rearrange.tasks import HabEnv
 from rearrange.tasks.grip_rules import GripTracker
+from rearrange.tasks.nav import heading_error
 
 FLOOR_Z = 0.2  # m: an object centre below this fell off its receptacle (issue 5)
 
@@ -156,10 +156,11 @@ class TPSRLExecutor:
     def _nav_end(self, goal: tuple[float, float, float]) -> dict:
         """Where a nav leg left the base: Euclidean distance (m) to its goal pose and heading
         error (degrees), what the next manipulation skill starts from."""
-        x, y, yaw = (float(v) for v in self.env.sim.base_pose())
+        sim = self.env.sim
+        x, y, _ = (float(v) for v in sim.base_pose())
         return {
             "end_dist_m": round(math.hypot(goal[0] - x, goal[1] - y), 3),
-            "end_heading_deg": round(math.degrees(abs(wrap_angle(goal[2] - yaw))), 1),
+            "end_heading_deg": round(math.degrees(heading_error(sim, goal[2])), 1),
         }
 
     def _max_steps(self) -> int:
