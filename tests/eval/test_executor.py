@@ -339,3 +339,34 @@ def test_nav_to_the_fridge_keeps_its_work_pose_beside_an_open_drawer():
     assert not placement_now(sim).pose_ok(*work)  # the strict check fails here ...
     assert nav_goal(env, nav) == pytest.approx(work)  # ... the nav still goes there
     assert sim.set_base_pose(*work)
+
+
+def _reach(goal, target_xy) -> float:
+    from rearrange.sim.placement import shoulder_reach
+    from rearrange.sim.placement.stand_poses import PLACEMENT
+
+    return shoulder_reach(goal, target_xy, PLACEMENT.shoulder_x)
+
+
+def test_pick_leg_nav_goal_aims_at_the_pick_stand_reach(one_target_episode):
+    from rearrange.eval.executor import PICK_STAND_REACH
+    from rearrange.sim.placement import COMFORT_REACH
+
+    env = _env(one_target_episode)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode)
+    assert plan[0].skill == "nav" and plan[0].nav_kind == "object"
+    obj_xy = env.sim.object_pos(plan[0].obj_index)[:2]
+    far, near = nav_goal(env, plan[0]), nav_goal(env, plan[0], COMFORT_REACH)
+    # both are pick-ready poses; each nearer its own aim than the other (one 5 cm cell)
+    assert abs(_reach(far, obj_xy) - PICK_STAND_REACH) <= 0.05
+    assert abs(_reach(near, obj_xy) - COMFORT_REACH) <= 0.05
+    assert _reach(far, obj_xy) > _reach(near, obj_xy) + 0.1
+    # the executor's config decides it: the nav target observed is that pose
+    ex = TPSRLExecutor(env, {}, ExecutorConfig(pick_stand_reach=COMFORT_REACH))
+    assert tuple(ex.task_target(plan[0]).nav_goal) == pytest.approx(near)
+    ex = TPSRLExecutor(env, {})
+    assert tuple(ex.task_target(plan[0]).nav_goal) == pytest.approx(far)
+    # a place leg (nav to the goal) keeps the comfortable reach
+    place_nav = next(s for s in plan[1:] if s.skill == "nav")
+    assert nav_goal(env, place_nav, 0.9) == nav_goal(env, place_nav)

@@ -22,6 +22,7 @@ from rearrange.sim.placement.spawns import (
     shoulder_reach,
 )
 from rearrange.sim.placement.stand_poses import (
+    COMFORT_REACH,
     FAR_REACH,
     best_ready_pose,
     held_disc_now,
@@ -38,6 +39,7 @@ from rearrange.sim.placement.work_poses import (
 )
 
 __all__ = [
+    "COMFORT_REACH",
     "FAR_REACH",
     "WORK_REACH",
     "Footprints",

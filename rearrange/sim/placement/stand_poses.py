@@ -94,12 +94,13 @@ def ready_pose(
     force_open: tuple[str, ...] = (),
     turns: tuple[float, ...] = APPROACH_TURNS,
     reach_max: float | None = None,
+    comfort: float = COMFORT_REACH,
 ) -> tuple[float, float, float] | None:
     """The best pick-ready pose (x, y, yaw) facing `target_xy`, or None if none exists.
 
     Candidates come from the approach directions `approach_yaw + turns` in order; the
     first direction with a valid pose wins, and within it the pose with the target
-    nearest a comfortable reach and the shortest drive from `from_xy` (default: the base).
+    nearest the `comfort` reach and the shortest drive from `from_xy` (default: the base).
     `reach_max` widens the generator's reach band (default `PlacementConfig.reach_max`).
     """
     hi = PLACEMENT.reach_max if reach_max is None else reach_max
@@ -119,7 +120,7 @@ def ready_pose(
         ok = (reach >= PLACEMENT.reach_min) & (reach <= hi)
         drive = _grid_lookup(sc.navmap, dist_grid, xy)
         ok &= np.isfinite(drive)
-        score = np.abs(reach - COMFORT_REACH) + DRIVE_WEIGHT * np.where(ok, drive, 0.0)
+        score = np.abs(reach - comfort) + DRIVE_WEIGHT * np.where(ok, drive, 0.0)
         for i in np.argsort(np.where(ok, score, np.inf))[: int(ok.sum())][:MAX_CHECKS]:
             x, y, a = float(xy[i, 0]), float(xy[i, 1]), float(yaw[i])
             if sc.pose_ok(x, y, a):
@@ -186,6 +187,7 @@ def nav_goal_pose(
     front_yaw: float,
     held: int | None = None,
     articulation: Articulation | None = None,
+    comfort: float = COMFORT_REACH,
 ) -> tuple[float, float, float]:
     """(x, y, yaw) to drive to before working on something at `target_xy` on furniture
     facing `front_yaw`: a pick-ready pose, the same kind of pose the nav skill's training
@@ -194,8 +196,9 @@ def nav_goal_pose(
     (`articulation`) its work pose, where the open/close skills' episodes start, if the
     sim accepts the base there now (`Simulator.base_fits`); else a pick-ready pose clear of
     the drawer pulled out. Falls back to the point in front of the furniture when no such pose
-    exists. (A drawer's pick-ready pose stood too close and to the side: the shipped
-    open_cab, 99 % from its work poses, opened 0 of 12 drawers from there.)"""
+    exists. `comfort` is the shoulder-to-target reach the pose aims at. (A drawer's
+    pick-ready pose stood too close and to the side: the shipped open_cab, 99 % from its
+    work poses, opened 0 of 12 drawers from there.)"""
     travel = 0.0
     if articulation is not None and articulation.kind == "slide":
         travel = abs(articulation.open - articulation.closed)
@@ -210,9 +213,10 @@ def nav_goal_pose(
         work = articulation_work_pose(sim.layout, articulation, footprints=sim.footprints)
         if sim.base_fits(work[0], work[1]):
             return work
-    pose = best_ready_pose(sim, target_xy, front_yaw, held=held, force_open=force_open)
+    kw = {"comfort": comfort}
+    pose = best_ready_pose(sim, target_xy, front_yaw, held=held, force_open=force_open, **kw)
     if pose is None and force_open:  # no pose clear of the open drawer: as it is now
-        pose = best_ready_pose(sim, target_xy, front_yaw)
+        pose = best_ready_pose(sim, target_xy, front_yaw, **kw)
     return pose if pose is not None else front_pose(sim, target_xy, front_yaw, travel)
 
 
