@@ -60,3 +60,34 @@ def test_an_unknown_generation_option_is_one_clear_error():
         ValueError, match=r"unknown episode generation option\(s\) \['fridge_prob'\]"
     ):
         _eps("pick", 2, {"fridge_prob": 1.0})
+
+
+def _start_reach(episode) -> float:
+    """Shoulder reach from the start pose to the nearest object (not the target)."""
+    from rearrange.sim.placement import shoulder_reach
+
+    t = episode.targets[0].obj_index
+    return min(
+        shoulder_reach(episode.robot_start, o.pos[:2], 0.033)
+        for i, o in enumerate(episode.objects)
+        if i != t
+    )
+
+
+def test_nav_stand_start_prob_starts_nav_in_front_of_another_object():
+    from rearrange.sim.episodes import default_layout_fn, scene_assets
+    from rearrange.sim.placement import PlacementConfig
+
+    stand = _eps("nav", 10, {"nav_stand_start_prob": 1.0})
+    anywhere = _eps("nav", 10)
+    assert _eps("nav", 10, {"nav_stand_start_prob": 0.0}) == anywhere
+    # stand starts have another object within the arm's reach band (0.85 m) but where no
+    # such spawn is 2 m from the goal; starts from anywhere rarely do
+    near = [_start_reach(e) <= 0.85 for e in stand]
+    assert sum(near) >= 9
+    assert sum(_start_reach(e) <= 0.85 for e in anywhere) <= 3
+    for e in stand:  # still at least nav_min_dist (2 m) geodesic from the goal
+        radius = PlacementConfig().robot_radius
+        navmap = scene_assets(e.scene_seed, e.split, default_layout_fn, radius)[1]
+        d = navmap.geodesic_distance(e.robot_start[:2], e.extras["nav_goal"][:2])
+        assert d >= 2.0 - 0.05

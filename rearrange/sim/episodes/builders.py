@@ -10,6 +10,7 @@ from rearrange.sim.episodes.arm_starts import arm_start, pick_end
 from rearrange.sim.episodes.scene_draw import NoRoom, SceneDraw
 from rearrange.sim.layout_types import Receptacle
 from rearrange.sim.objects import OBJECT_TYPES
+from rearrange.sim.placement import NoPlacement
 from rearrange.skill_spec import ARTICULATED_SKILLS
 
 
@@ -69,9 +70,31 @@ def _build_pick(sc: SceneDraw, task: str) -> tuple:
         extras["robot_start_far"] = list(sc.spawn_near(where, approach))
     else:  # nav: end where a pick of the target would start (facing it, within reach)
         goal = sc.spawn_close(obj_xy, sc.front_yaw(src.furniture), yaw_noise=0.0)
-        start = sc.spawn_anywhere(away_from=goal[:2], min_dist=sc.cfg.nav_min_dist)
+        start = _nav_start(sc, goal, idx)
         extras["nav_goal"] = list(goal)
     return start, [target], extras
+
+
+NAV_STAND_START_TRIES = 5  # other objects tried for a stand start before "anywhere"
+
+
+def _nav_start(sc: SceneDraw, goal, target: int) -> tuple[float, float, float]:
+    """A nav start at least nav_min_dist (geodesic) from `goal`: with nav_stand_start_prob a
+    close spawn in front of another object (as if it had just been picked or placed there),
+    else (or when none qualifies) anywhere."""
+    cfg = sc.cfg
+    if cfg.nav_stand_start_prob > 0 and sc.rng.random() < cfg.nav_stand_start_prob:
+        others = [i for i in range(len(sc.objects)) if i != target]
+        for i in sc.rng.permutation(others)[:NAV_STAND_START_TRIES]:
+            obj = sc.objects[int(i)]
+            front = sc.front_yaw(sc.layout.receptacle(obj.receptacle).furniture)
+            try:
+                pose = sc.spawn_close(obj.pos[:2], front)
+            except NoPlacement:
+                continue
+            if sc.navmap.geodesic_distance(pose[:2], goal[:2]) >= cfg.nav_min_dist:
+                return pose
+    return sc.spawn_anywhere(away_from=goal[:2], min_dist=cfg.nav_min_dist)
 
 
 def _build_articulated(sc: SceneDraw, task: str) -> tuple:
