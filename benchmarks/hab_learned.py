@@ -12,7 +12,9 @@ skills), runs `rearrange.eval` on the same val episodes and writes under --out:
 - results_<scenario>_<config>.json (per episode);
 - table.md: per-stage success with bootstrap 95% CIs, one column per configuration, the VER
   paper's figures beside ours, and failures by plan step and cause;
-- fig6_<scenario>.png: success vs interaction for every configuration (the paper's Fig. 6).
+- fig6_<scenario>.png: success vs interaction for every configuration (the paper's Fig. 6);
+- with --outcome-videos, a video of the first success and the first failure of each
+  configuration under <video-dir>/<config>/{success,failure}/ (listed in table.md).
 A configuration whose checkpoints are missing is reported as such and skipped.
 """
 
@@ -22,6 +24,7 @@ import argparse
 import collections
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -74,9 +77,10 @@ def step_name(failed_skill: str) -> str:
     return re.split(r"[(\s]", failed_skill, maxsplit=1)[0] or "?"
 
 
-def run_config(scenario: str, name: str, args: argparse.Namespace) -> EvalResult | str:
+def config_args(scenario: str, name: str, args: argparse.Namespace, **over) -> EvalArgs:
+    """The `rearrange.eval` arguments of one configuration (`over` replaces fields)."""
     spec = CONFIGS[name]
-    eval_args = EvalArgs(
+    fields = dict(
         scenario=scenario,
         no_nav=spec["no_nav"],
         base_movement=spec.get("base_movement", False),
@@ -90,10 +94,47 @@ def run_config(scenario: str, name: str, args: argparse.Namespace) -> EvalResult
         seed=args.seed,
         progress=False,
     )
+    return EvalArgs(**{**fields, **over})
+
+
+def run_config(scenario: str, name: str, args: argparse.Namespace) -> EvalResult | str:
     try:
-        return evaluate(eval_args)
+        return evaluate(config_args(scenario, name, args))
     except SkillError as err:
         return f"skipped: {str(err).splitlines()[0]}"
+
+
+def outcome_videos(
+    scenario: str, name: str, args: argparse.Namespace, result: EvalResult
+) -> list[str]:
+    """Film the first successful and the first failed episode of a configuration's run: each
+    is run again alone with a video (skills act deterministically and the sim is
+    deterministic, so the replay repeats the run; a replay that ends otherwise is
+    reported). Videos go to <video-dir>/<config>/{success,failure}/; returns report lines."""
+    from rearrange.sim.episodes import save_episodes
+    from rearrange.tasks.base import load_task_episodes
+
+    episodes = load_task_episodes(scenario, None, args.episodes, "val", args.seed)
+    by_id = {e.episode_id: e for e in episodes}
+    lines = []
+    for outcome in ("success", "failure"):
+        rec = next((e for e in result.episodes if e.success == (outcome == "success")), None)
+        if rec is None:
+            lines.append(f"- {scenario} {name}: no {outcome} to film")
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "episode.json"
+            save_episodes(path, [by_id[rec.episode_id]])
+            video_dir = Path(args.video_dir) / name / outcome
+            one = dict(episodes_file=str(path), episodes=1, videos=1, video_dir=str(video_dir))
+            replay = evaluate(config_args(scenario, name, args, **one)).episodes[0]
+        note = ""
+        if (replay.success, replay.stages_completed) != (rec.success, rec.stages_completed):
+            ended = replay.failed_skill or "success"
+            note = f" (the replay ended otherwise: {replay.stages_completed} stages, {ended})"
+        why = "" if rec.success else f": {rec.failed_skill}: {rec.failure_reason}"
+        lines.append(f"- {scenario} {name} {outcome} `{replay.video}`{why}{note}")
+    return lines
 
 
 def stage_table(scenario: str, results: dict[str, EvalResult]) -> list[str]:
@@ -141,6 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--videos", type=int, default=0)
     p.add_argument("--video-dir", default="videos")
+    p.add_argument(
+        "--outcome-videos",
+        action="store_true",
+        help="film the first success and the first failure of every configuration",
+    )
     p.add_argument("--out", default="benchmarks/results/hab_learned")
     args = p.parse_args(argv)
     out = Path(args.out)
@@ -151,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     report.append(f"Command: `python -m benchmarks.hab_learned {' '.join(argv or sys.argv[1:])}`")
     report.append("")
+    films: list[str] = []
     for scenario in args.scenarios:
         results: dict[str, EvalResult] = {}
         for name in args.configs:
@@ -164,9 +211,13 @@ def main(argv: list[str] | None = None) -> int:
             results[name] = res
             print(f"{scenario} {name}: full task {res.full_success:.0%} "
                   f"({time.time() - t0:.0f} s)", flush=True)  # fmt: skip
+            if args.outcome_videos:
+                films += outcome_videos(scenario, name, args, res)
         if results:
             report += stage_table(scenario, results)
             plot_results(list(results.values()), out / f"fig6_{scenario}.png")
+    if films:
+        report += ["Videos (first success and first failure, replayed):", "", *films, ""]
     (out / "table.md").write_text("\n".join(report) + "\n")
     print("\n".join(report))
     return 0

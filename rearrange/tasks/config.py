@@ -61,6 +61,9 @@ class TaskConfig:
     # nav legs start (None: the generator's default, EpisodeGenConfig.nav_stand_start_prob
     # = 0: anywhere).
     nav_stand_start_prob: float | None = None
+    # Nav: the share of generated episodes whose target lies on the open fridge's shelf
+    # (None: the generator's default, EpisodeGenConfig.nav_fridge_prob = 0).
+    nav_fridge_prob: float | None = None
     # "+ base movement" variants: the share of episodes that start at the fixed-base (close)
     # spawn instead of the far one (a start-distribution curriculum for training: the
     # finishing moves are learned from starts where they are in reach; 0 = the VER paper's

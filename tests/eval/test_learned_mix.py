@@ -85,3 +85,24 @@ def test_base_moving_skills_without_bm_checkpoint_is_a_one_line_error(tmp_path, 
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "\n" not in err
     assert "no learned base-movement checkpoint for pick" in err
+
+
+def test_all_shipped_learned_skills_run_a_tidy_house_episode(tmp_path, capsys, monkeypatch):
+    # The main job's default: every skill learned (the shipped nav too), no flags.
+    from rearrange.skills.pretrained import PRETRAINED_DIR
+
+    monkeypatch.chdir(tmp_path)  # no runs/ here: the shipped checkpoints are used
+    out = tmp_path / "out"
+    rc = main(["tidy_house", "--episodes", "1", "--videos", "0", "--out", str(out),
+               "--no-progress"])  # fmt: skip
+    assert rc == 0
+    text = capsys.readouterr().out
+    for skill in ("nav", "pick", "place"):
+        assert f"skill {skill}: {PRETRAINED_DIR / (skill + '.pt')} (shipped;" in text
+    result = json.loads((out / "results.json").read_text())
+    assert result["label"] == "TP-SRL (learned)"
+    runs = result["episodes"][0]["skill_runs"]
+    assert runs[0]["skill"] == "nav" and "end_dist_m" in runs[0]
+    assert runs[0]["ended_by"] in ("stop", "step_limit", "episode_limit")
+    episode = result["episodes"][0]
+    assert episode["success"] or episode["failed_skill"]

@@ -91,3 +91,16 @@ def test_nav_stand_start_prob_starts_nav_in_front_of_another_object():
         navmap = scene_assets(e.scene_seed, e.split, default_layout_fn, radius)[1]
         d = navmap.geodesic_distance(e.robot_start[:2], e.extras["nav_goal"][:2])
         assert d >= 2.0 - 0.05
+
+
+def test_nav_fridge_prob_puts_nav_targets_on_the_open_fridge_shelf():
+    to_fridge = _eps("nav", 8, {"nav_fridge_prob": 1.0})
+    for e in to_fridge:
+        assert e.objects[e.targets[0].obj_index].receptacle.startswith("fridge")
+        assert e.articulations.get("fridge", 0.0) > 1.0  # the door open
+        assert len(e.extras["nav_goal"]) == 3
+    default = _eps("nav", 8)
+    assert not any(
+        e.objects[e.targets[0].obj_index].receptacle.startswith("fridge") for e in default
+    )
+    assert _eps("nav", 8, {"nav_fridge_prob": 0.0}) == default

@@ -25,6 +25,8 @@ def _is_fridge(r: Receptacle) -> bool:
 def _build_pick(sc: SceneDraw, task: str) -> tuple:
     open_recs = sc.open_receptacles()
     in_fridge = task == "pick" and sc.rng.random() < sc.cfg.fridge_pick_prob
+    if task == "nav" and sc.cfg.nav_fridge_prob > 0:  # no draw at 0: episodes as they were
+        in_fridge = sc.rng.random() < sc.cfg.nav_fridge_prob
     if in_fridge:
         src = sc.pick_receptacle(sc.receptacles(_is_fridge))
         sc.open_articulations.add(src.container)

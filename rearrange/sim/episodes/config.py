@@ -38,8 +38,15 @@ class EpisodeGenConfig(PlacementConfig):
     # nav episodes starting at a close spawn in front of another object (where every HAB nav
     # leg starts: right after a pick or place, facing furniture) instead of anywhere; the
     # shipped nav, trained from anywhere, timed out on 12 of 123 tidy_house legs to an
-    # object, most of them pressed against furniture 2-4 m from the goal (issue 10)
+    # object, most of them pressed against furniture 2-4 m from the goal (issue 10). A 2M-step
+    # fine-tune of the v5 nav at 0.5 did not help: tidy_house all learned 22 % against 28 %
+    # (50 val episodes, seed 1), nav timeouts 16 against 9.
     nav_stand_start_prob: float = 0.0
+    # nav episodes whose target object lies on the open fridge's shelf (as fridge_pick_prob
+    # for pick; 0: never, the nav's goals were all on open receptacles with the fridge
+    # closed). The shipped v5 nav, never trained so, got stuck 0.45-0.75 m short of 24 of
+    # 33 fridge stand poses in prepare_groceries (issue 10).
+    nav_fridge_prob: float = 0.0
     max_attempts: int = 30  # scenes tried per episode before giving up
     # Pick and place start with the arm where the previous skill left it (issue 10). A
     # learned pick stops as soon as its EE is within the 0.15 m rest tolerance (HAB:

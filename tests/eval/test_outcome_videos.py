@@ -1,0 +1,32 @@
+"""`benchmarks.hab_learned --outcome-videos` films the first success and the first failure
+of a configuration by replaying those episodes alone."""
+
+import json
+
+import pytest
+
+from benchmarks import hab_learned
+
+pytest.importorskip("mujoco")
+
+
+def test_outcome_videos_replay_the_first_success_and_failure(tmp_path):
+    # prepare_groceries with oracle skills: val episode 0 fails (an object lands off its goal)
+    # and episode 1 succeeds, so both outcomes are filmed; either branch is checked anyway
+    out, videos = tmp_path / "out", tmp_path / "videos"
+    argv = ["--scenarios", "prepare_groceries", "--configs", "oracle", "--episodes", "2",
+            "--outcome-videos", "--video-dir", str(videos), "--out", str(out)]  # fmt: skip
+    assert hab_learned.main(argv) == 0
+    result = json.loads((out / "results_prepare_groceries_oracle.json").read_text())
+    outcomes = {e["success"] for e in result["episodes"]}
+    table = (out / "table.md").read_text()
+    for outcome, flag in (("success", True), ("failure", False)):
+        films = list((videos / "oracle" / outcome).glob("*.mp4"))
+        if flag in outcomes:
+            first = next(e for e in result["episodes"] if e["success"] == flag)
+            assert [f.name for f in films] == [f"prepare_groceries_{first['episode_id']}.mp4"]
+            assert films[0].stat().st_size > 1000
+            assert f"prepare_groceries oracle {outcome} `{films[0]}`" in table
+            assert "replay ended otherwise" not in table
+        else:
+            assert films == [] and f"no {outcome} to film" in table
