@@ -64,6 +64,9 @@ class TaskConfig:
     # Nav: the share of generated episodes whose target lies on the open fridge's shelf
     # (None: the generator's default, EpisodeGenConfig.nav_fridge_prob = 0).
     nav_fridge_prob: float | None = None
+    # Open/close: the work spawn's position noise times this (None: the generator's
+    # default, PlacementConfig.work_noise_scale = 1).
+    work_noise_scale: float | None = None
     # "+ base movement" variants: the share of episodes that start at the fixed-base (close)
     # spawn instead of the far one (a start-distribution curriculum for training: the
     # finishing moves are learned from starts where they are in reach; 0 = the VER paper's

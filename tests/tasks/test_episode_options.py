@@ -104,3 +104,24 @@ def test_nav_fridge_prob_puts_nav_targets_on_the_open_fridge_shelf():
         e.objects[e.targets[0].obj_index].receptacle.startswith("fridge") for e in default
     )
     assert _eps("nav", 8, {"nav_fridge_prob": 0.0}) == default
+
+
+def test_work_noise_scale_spreads_open_close_starts_around_the_work_pose():
+    import math
+
+    from rearrange.sim.apartment import generate_layout
+    from rearrange.sim.placement import articulation_work_pose
+
+    def offsets(overrides):
+        out = []
+        for e in _eps("open_cab", 12, overrides):
+            layout = generate_layout(e.scene_seed, e.split)
+            art = next(a for a in layout.articulations if a.name == e.extras["articulation"])
+            out.append(math.dist(articulation_work_pose(layout, art)[:2], e.robot_start[:2]))
+        return out
+
+    # default: within the drawer's ±4 cm per axis (a diagonal of 5.7 cm)
+    assert max(offsets(None)) <= 0.04 * math.sqrt(2) + 1e-6
+    wide = offsets({"work_noise_scale": 6.0})
+    assert max(wide) <= 0.24 * math.sqrt(2) + 1e-6 and sum(d > 0.1 for d in wide) >= 4
+    assert _eps("open_cab", 6, {"work_noise_scale": 1.0}) == _eps("open_cab", 6)
