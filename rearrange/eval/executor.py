@@ -305,20 +305,18 @@ def nav_entity_xy(env: HabEnv, step: PlanStep) -> tuple[float, float]:
 
 
 def nav_goal(
-    env: HabEnv, step: PlanStep, pick_reach: float | None = None
+    env: HabEnv, step: PlanStep, pick_reach: float = PICK_STAND_REACH
 ) -> tuple[float, float, float]:
     """(x, y, yaw) a nav step drives to: a pick-ready pose for what the next skill works on
     (`placement.nav_goal_pose`), holding what the robot holds when it carries an object to
     its goal; for a door or drawer, its work pose or a pose clear of the drawer's travel.
-    Before a pick the pose aims at `pick_reach` (default PICK_STAND_REACH) from the
-    shoulder, elsewhere at the placement's comfortable reach."""
+    Before a pick the pose aims at `pick_reach` from the shoulder, elsewhere at the
+    placement's comfortable reach."""
     articulation = None
     if step.nav_kind == "articulation":
         articulation = _articulation(env.sim.layout, step.articulation)
     held = env.sim.held_object() if step.nav_kind == "goal" else None
-    comfort = COMFORT_REACH
-    if step.nav_kind == "object":
-        comfort = PICK_STAND_REACH if pick_reach is None else pick_reach
+    comfort = pick_reach if step.nav_kind == "object" else COMFORT_REACH
     return nav_goal_pose(
         env.sim, nav_entity_xy(env, step), _front_yaw(env, step), held, articulation, comfort
     )

@@ -64,11 +64,11 @@ def test_an_unknown_generation_option_is_one_clear_error():
 
 def _start_reach(episode) -> float:
     """Shoulder reach from the start pose to the nearest object (not the target)."""
-    from rearrange.sim.placement import shoulder_reach
+    from rearrange.sim.placement import PlacementConfig, shoulder_reach
 
     t = episode.targets[0].obj_index
     return min(
-        shoulder_reach(episode.robot_start, o.pos[:2], 0.033)
+        shoulder_reach(episode.robot_start, o.pos[:2], PlacementConfig().shoulder_x)
         for i, o in enumerate(episode.objects)
         if i != t
     )
