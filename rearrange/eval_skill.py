@@ -4,19 +4,23 @@
     python -m rearrange.eval_skill pick --checkpoints runs/pick/cpu_v1/checkpoints/latest.pt
     python -m rearrange.eval_skill open_cab --skills oracle --episodes 20 --videos 1
     python -m rearrange.eval_skill place --base-movement --episodes 100 --json out.json
+    python -m rearrange.eval_skill nav --set nav_hold_prob=1.0    # a variant of the episodes
 
 Runs a learned skill (default: `--checkpoints DIR|FILE`, else a trained run under runs/, else
 the checkpoint shipped with the package) or the scripted oracle on the skill's task env
 (val episodes by default: apartments the policy never trained in) with the task's own step
 limit, and prints a markdown table: success rate, mean steps of successful episodes, mean
 return, and how failed episodes ended (timeout, drop, wrong_pick, ...). Bad input prints one
-line to stderr and exits with code 2.
+line to stderr and exits with code 2. `--set FIELD=VALUE` sets a TaskConfig field of the
+eval episodes (e.g. the episode generation options nav_near_start_prob, nav_hold_prob).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
+import dataclasses
 import json
 import sys
 import time
@@ -95,7 +99,47 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stochastic", action="store_true", help="sample actions (default: mean)")
     p.add_argument("--json", help="also write the results to this JSON file")
     p.add_argument("--verbose", action="store_true", help="print every failed episode")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="a TaskConfig field of the eval episodes, e.g. nav_near_start_prob=1.0 (repeatable)",
+    )
     return p
+
+
+def task_overrides(items: list[str], skill: str) -> dict:
+    """{field: value} from `--set FIELD=VALUE` items (values as Python literals, else text);
+    FIELD may name a field of a nested config (`thresholds.nav_dist`), whose value is then
+    that config (the skill's default) with the field replaced."""
+    from rearrange.tasks.config import TaskConfig, default_task_config
+
+    fields = TaskConfig.__dataclass_fields__
+    out: dict = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        top, _, sub = name.partition(".")
+        if not sep or not name:
+            raise UsageError(f"--set {item!r}: write FIELD=VALUE, e.g. nav_hold_prob=1.0")
+        nested = getattr(default_task_config(skill), top) if top in fields and sub else None
+        if (
+            top not in fields
+            or top in ("task", "obs_preset", "base_movement", "num_episodes")
+            or (sub and not (dataclasses.is_dataclass(nested) and hasattr(nested, sub)))
+        ):
+            raise UsageError(
+                f"--set {name}: not a settable TaskConfig field (e.g. nav_near_start_prob, "
+                "thresholds.nav_dist; the skill, preset and --episodes have flags)"
+            )
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = text
+        if sub:
+            value = dataclasses.replace(out.get(top, nested), **{sub: value})
+        out[top] = value
+    return out
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -110,6 +154,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         raise UsageError(f"--videos must be >= 0, got {args.videos}")
     if args.base_movement and args.skill == "nav":
         raise UsageError("nav always moves the base: drop --base-movement")
+    args.task_overrides = task_overrides(args.set, args.skill)
     return args
 
 
@@ -161,6 +206,7 @@ def _evaluate(args: argparse.Namespace) -> SkillEvalResult:
         obs_preset=preset,
         num_episodes=args.episodes,
         base_movement=args.base_movement,
+        **getattr(args, "task_overrides", {}),
     )
     env = make_env(args.skill, cfg, split=args.split, seed=args.seed)
     # The task's own step limit binds (what the skill was trained and is judged with).

@@ -127,8 +127,12 @@ class TPSRLExecutor:
         skill_runs: list[dict] = []
         for i, step in enumerate(plan):
             progress.step_index = i
+            held = env.sim.held_object()
             run = self._run_step(step)
             ok, why = self.postcondition(step)
+            if ok and step.skill == "nav" and held is not None and env.sim.held_object() != held:
+                # PDDL nav keeps what is held: a leg that lost it fails here, not at the place
+                ok, why = False, f"dropped obj_{held} during nav (lost its hold)"
             skill_runs.append(
                 {"skill": step.skill, "ok": ok, "steps": run.steps, "ended_by": run.ended_by}
             )

@@ -58,6 +58,11 @@ BASE_BODY = PREFIX + "base_link"
 # Arm resting pose: gripper in front of the chest, above counter height, out of the
 # head camera's centre (close to Habitat's Fetch start pose).
 REST_ARM_QPOS = (-0.45, -1.08, 0.1, 0.935, -0.001, 1.573, 0.005)
+# Carry pose: the EE at rest + this (m, base frame), where the HAB executor's arm reset
+# (skills/reset_arm.py) holds an object between a pick and the place (rest raised 0.13 m,
+# still inside the skills' 0.15 m rest tolerance); nav episodes that start holding
+# (EpisodeGenConfig.nav_hold_prob) start there too.
+CARRY_EE_OFFSET = (-0.04, 0.0, 0.13)
 
 ROBOT_CONTYPE, ROBOT_CONAFFINITY = 2, 0  # furniture_geoms.ROBOT_BIT; movables carry it
 

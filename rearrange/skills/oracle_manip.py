@@ -16,6 +16,7 @@ import numpy as np
 from rearrange.sim import objects
 from rearrange.sim.geometry import wrap_angle
 from rearrange.sim.placement import best_ready_pose, in_ready_pose
+from rearrange.sim.robot import CARRY_EE_OFFSET
 from rearrange.skills.base import SkillError
 from rearrange.skills.ik import ik_arm_action
 from rearrange.skills.oracle_common import (
@@ -36,7 +37,7 @@ READY_REACH = 0.8  # m: a target this close to the shoulder (and in view) needs 
 # the EE, i.e. at 0.76-1.03 m at rest, below 0.9 m counter tops, so driving up to a counter
 # pushed it into the counter and broke the grasp. Raised by 0.13 m (still within the tasks'
 # 0.15 m EE-rest tolerance, so pick's postcondition holds) it clears counters.
-CARRY_OFFSET = np.array([-0.04, 0.0, 0.13])
+CARRY_OFFSET = np.array(CARRY_EE_OFFSET)
 CARRY_TOL = 0.03  # m: the carry pose counts as reached
 # IK joint costs: a stiff wrist makes the shoulder and elbow do the reaching, which keeps
 # the largest joint excursion (and so the travel time at 0.0125 rad/step) small.

@@ -64,6 +64,14 @@ class TaskConfig:
     # Nav: the share of generated episodes whose target lies on the open fridge's shelf
     # (None: the generator's default, EpisodeGenConfig.nav_fridge_prob = 0).
     nav_fridge_prob: float | None = None
+    # Nav: the share of generated episodes starting closer than nav_min_dist (2 m) to the
+    # goal, as 14 % of HAB nav legs do (None: the generator's default,
+    # EpisodeGenConfig.nav_near_start_prob = 0).
+    nav_near_start_prob: float | None = None
+    # Nav: the share of generated episodes starting with another object held at the carry
+    # pose, as HAB nav legs to a place goal do (None: the generator's default,
+    # EpisodeGenConfig.nav_hold_prob = 0).
+    nav_hold_prob: float | None = None
     # Open/close: the work spawn's position noise times this (None: the generator's
     # default, PlacementConfig.work_noise_scale = 1).
     work_noise_scale: float | None = None

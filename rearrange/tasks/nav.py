@@ -1,7 +1,9 @@
 """Nav: drive the base to the goal pose and call stop.
 
 Reward (DESIGN.md §4): geodesic-distance change x1.0, heading-error change x1.0 inside 3 m,
-slack -0.005, force penalty (training; VER). The stop action (> 0) ends the episode.
+slack -0.005, force penalty (training; VER). The stop action (> 0) ends the episode. An
+episode that starts holding an object (EpisodeGenConfig.nav_hold_prob) fails when the hold
+is lost: drop -0.5 (the pick's drop penalty), ends.
 Success: stop called with geodesic distance < 1.5 m and heading error < 15 degrees.
 """
 
@@ -17,7 +19,7 @@ from .actions import DecodedAction
 from .base import SkillEnv, StepResult
 from .rewards import DistanceDelta, force_term, slack_term
 
-NAV_TERMS = ("dist", "angle", "force", "slack")
+NAV_TERMS = ("dist", "angle", "force", "slack", "drop")
 
 
 def geodesic_to(sim, goal_xy) -> float:
@@ -44,6 +46,7 @@ class NavEnv(SkillEnv):
         self._angle = DistanceDelta()
         self._dist.reset(geodesic_to(self.sim, goal[:2]))
         self._angle.reset(heading_error(self.sim, goal[2]))
+        self._held = self.sim.held_object()  # carried from the start (nav_hold_prob)
 
     def _task_step(self, action: DecodedAction) -> StepResult:
         rc, th = self.config.reward, self.config.thresholds
@@ -57,4 +60,7 @@ class NavEnv(SkillEnv):
         terms["force"] = force_term(self.sim, rc)
         terms["slack"] = slack_term(rc)
         at_goal = dist < th.nav_dist and angle < th.nav_angle
-        return StepResult(terms, success=action.stop and at_goal, failed=False)
+        dropped = self._held is not None and self.sim.held_object() != self._held
+        if dropped:
+            terms["drop"] = -rc.drop
+        return StepResult(terms, success=action.stop and at_goal, failed=dropped)

@@ -50,7 +50,10 @@ class TeleportNav(AlwaysStopNav):
 
     def reset(self, target, sim=None):
         # before the first observation, so the goal sensor already reads ~0 m
+        held = sim.held_object()
         assert sim.set_base_pose(*target.nav_goal)
+        if held is not None:  # carry it along (a teleport would leave it behind)
+            sim.start_holding(held)
 
     def act(self, obs, sim):
         return action_layout("nav").compose(base=np.zeros(2), stop=True)
@@ -133,6 +136,29 @@ def test_failed_step_ends_the_episode_at_its_stage(one_target_episode):
     assert record.failed_skill == str(plan[3]) and plan[3].skill == "place"
     assert record.steps == 1 + 1 + 1 + 5  # place ran its 5-step limit, nothing after it
     assert "object_at" in record.failure_reason
+
+
+class DroppingNav(TeleportNav):
+    """Jumps to its goal pose and lets go of what the gripper holds (a weld torn on the
+    way), then stops."""
+
+    def reset(self, target, sim=None):
+        super().reset(target, sim)
+        sim.gripper.release()  # test double: the hold is lost as a broken weld loses it
+
+
+def test_nav_that_loses_the_held_object_fails_as_dropped(one_target_episode):
+    env = _env(one_target_episode)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode)
+    skills = {"nav": DroppingNav(), "pick": TeleportPick(), "place": IdleSkill("place")}
+    record = TPSRLExecutor(env, skills, ExecutorConfig(reset_arm=False)).run_episode(plan)
+    # the first nav held nothing and passes; the second one lost obj and fails there
+    assert record.failed_skill == str(plan[2]) and plan[2].skill == "nav"
+    obj = plan[1].obj_index
+    assert record.failure_reason == f"dropped obj_{obj} during nav (lost its hold)"
+    assert record.stages_completed == 1 and record.steps == 3
+    assert [r["ok"] for r in record.skill_runs] == [True, True, False]
 
 
 def test_never_succeeding_pick_fails_at_stage_zero(one_target_episode):

@@ -38,12 +38,31 @@ def test_oracle_pick_table_json_and_video(tmp_path, capsys):
         (["pick", "--episodes", "0"], "--episodes must be >= 1"),
         (["nav", "--base-movement"], "drop --base-movement"),
         (["pick", "--checkpoints", "/nonexistent/dir"], "no checkpoint for skill 'pick'"),
+        (["nav", "--set", "warp=1"], "--set warp: not a settable TaskConfig field"),
+        (["nav", "--set", "thresholds.warp=1"], "--set thresholds.warp: not a settable"),
+        (["nav", "--set", "nav_hold_prob"], "write FIELD=VALUE"),
     ],
 )
 def test_bad_input_is_one_line(argv, needle, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert needle in err and "\n" not in err
+
+
+def test_set_overrides_task_fields_and_nested_thresholds():
+    from rearrange.eval_skill import parse_args
+    from rearrange.tasks import default_task_config
+
+    args = parse_args(["nav", "--set", "nav_hold_prob=1.0", "--set", "thresholds.nav_dist=0.5"])
+    over = args.task_overrides
+    assert over["nav_hold_prob"] == 1.0
+    th = over["thresholds"]
+    assert th.nav_dist == 0.5
+    # every other threshold stays the skill's default
+    default = default_task_config("nav").thresholds
+    assert th.nav_angle == default.nav_angle and th.place == default.place
+    cfg = default_task_config("nav", **over)
+    assert cfg.episode_gen_overrides()["nav_hold_prob"] == 1.0
 
 
 def test_checkpoint_trained_without_base_movement_is_refused(tmp_path, capsys):

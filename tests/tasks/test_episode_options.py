@@ -4,6 +4,7 @@ and fridge goals), through `load_task_episodes(..., gen_overrides)`."""
 import dataclasses
 import json
 
+import numpy as np
 import pytest
 
 from rearrange.tasks import default_task_config
@@ -91,6 +92,49 @@ def test_nav_stand_start_prob_starts_nav_in_front_of_another_object():
         navmap = scene_assets(e.scene_seed, e.split, default_layout_fn, radius)[1]
         d = navmap.geodesic_distance(e.robot_start[:2], e.extras["nav_goal"][:2])
         assert d >= 2.0 - 0.05
+
+
+def _start_geodesic(e) -> float:
+    from rearrange.sim.episodes import default_layout_fn, scene_assets
+    from rearrange.sim.placement import PlacementConfig
+
+    navmap = scene_assets(e.scene_seed, e.split, default_layout_fn, PlacementConfig().robot_radius)[
+        1
+    ]
+    return navmap.geodesic_distance(e.robot_start[:2], e.extras["nav_goal"][:2])
+
+
+def test_nav_near_start_prob_starts_nav_within_2m_of_the_goal():
+    default = _eps("nav", 8)
+    assert _eps("nav", 8, {"nav_near_start_prob": 0.0}) == default
+    assert all(_start_geodesic(e) >= 2.0 - 0.05 for e in default)
+    near = _eps("nav", 8, {"nav_near_start_prob": 1.0})
+    dists = [_start_geodesic(e) for e in near]
+    assert all(d < 2.0 + 0.05 for d in dists), dists
+    # any heading: not all facing the goal as the far spawns near a target do
+    yaws = {round(e.robot_start[2], 1) for e in near}
+    assert len(yaws) >= 4
+
+
+def test_nav_hold_prob_starts_nav_carrying_another_object_at_the_carry_pose():
+    from rearrange.sim.robot import CARRY_EE_OFFSET
+    from rearrange.tasks import make_env
+
+    default = _eps("nav", 4)
+    assert _eps("nav", 4, {"nav_hold_prob": 0.0}) == default
+    assert all("holding" not in e.extras for e in default)
+    held = _eps("nav", 4, {"nav_hold_prob": 1.0})
+    for e in held:
+        h = e.extras["holding"]
+        assert h != e.targets[0].obj_index and len(e.extras["arm_start"]) == 7
+    # in the sim: the object is in the gripper and the EE at rest + CARRY_EE_OFFSET
+    config = default_task_config("nav", obs_preset="state")
+    env = make_env("nav", config, "train", 0, episodes=held[:1])
+    env.reset()
+    sim = env.sim
+    assert sim.held_object() == held[0].extras["holding"]
+    ee = sim.ee_pos("base") - sim.rest_ee_pos_base
+    assert np.allclose(ee, CARRY_EE_OFFSET, atol=0.015), ee
 
 
 def test_nav_fridge_prob_puts_nav_targets_on_the_open_fridge_shelf():

@@ -82,6 +82,28 @@ def test_nav_at_goal_without_stop_does_not_end():
     assert not term and not info["success"]
 
 
+def test_nav_that_starts_holding_fails_when_the_hold_is_lost():
+    config = default_task_config("nav", obs_preset="state")
+    sim = FakeSim()
+    episode = make_episode("nav")
+    episode.extras["holding"] = 1  # carrying the lemon (nav_hold_prob episodes)
+    env = make_env("nav", config, "train", 0, sim=sim, episodes=[episode])
+    env.reset(seed=0)
+    _, _, term, _, info = _nav_step(env, sim, (0.3, 0.0, 0.0))
+    assert not term and info["reward_terms"]["drop"] == 0.0
+    sim.held = None  # knocked out of the gripper on the way
+    _, reward, term, _, info = _nav_step(env, sim, (0.6, 0.0, 0.0))
+    t = info["reward_terms"]
+    assert term and not info["success"]
+    assert t["drop"] == pytest.approx(-0.5) and t["dist"] == pytest.approx(0.3)
+    assert reward == pytest.approx(sum(t.values()))
+    # empty-handed episodes never fail that way
+    env2, sim2 = _env("nav")
+    sim2.held = None
+    _, _, term, _, info = _nav_step(env2, sim2, (0.3, 0.0, 0.0))
+    assert not term and info["reward_terms"]["drop"] == 0.0
+
+
 def test_nav_force_penalty_can_be_disabled():
     env, sim = _env("nav")
     sim.force = 50.0

@@ -16,6 +16,7 @@ import numpy as np
 from rearrange.sim.episodes.config import EpisodeGenConfig
 from rearrange.sim.objects import OBJECT_TYPES, ObjectType
 from rearrange.sim.placement.clearance import collision_vertices, vertex_discs
+from rearrange.sim.robot import CARRY_EE_OFFSET
 
 
 class ArmKinematics:
@@ -177,22 +178,47 @@ def sample_arm(rng: np.random.Generator, cfg: EpisodeGenConfig, kin: ArmKinemati
     """Arm joints with the EE at a drawn offset from rest (`_ee_offset_target`, within
     `arm_start_ee_tol`), reached by damped least squares from a random perturbation of the
     rest joints (`arm_start_spread`), which keeps the joints as varied as a policy's."""
-    spread = np.asarray(cfg.arm_start_spread, dtype=np.float64)
-    lo, hi = kin.arm_range[:, 0], kin.arm_range[:, 1]
     for _ in range(20):
         goal = kin.rest_ee + _ee_offset_target(rng, cfg)
-        q = np.clip(kin.rest + rng.uniform(-spread, spread), lo, hi)
-        for _ in range(12):
-            kin.set_arm(q)
-            err = goal - kin.ee()
-            if np.linalg.norm(err) < 0.005:
-                break
-            jac = kin.jacobian()
-            q = np.clip(q + jac.T @ np.linalg.solve(jac @ jac.T + 1e-4 * np.eye(3), err), lo, hi)
-        kin.set_arm(q)
+        q = _reach(kin, goal, _perturbed_rest(rng, cfg, kin))
         if np.linalg.norm(kin.ee() - kin.rest_ee) <= cfg.arm_start_ee_tol:
             return q
     return kin.rest.copy()
+
+
+def _perturbed_rest(rng: np.random.Generator, cfg: EpisodeGenConfig, kin: ArmKinematics):
+    spread = np.asarray(cfg.arm_start_spread, dtype=np.float64)
+    return np.clip(
+        kin.rest + rng.uniform(-spread, spread), kin.arm_range[:, 0], kin.arm_range[:, 1]
+    )
+
+
+def _reach(kin: ArmKinematics, goal: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Damped least squares from joints `q` toward the EE at `goal` (base frame), 12 steps
+    at most; `kin` is left at the joints returned."""
+    lo, hi = kin.arm_range[:, 0], kin.arm_range[:, 1]
+    for _ in range(12):
+        kin.set_arm(q)
+        err = goal - kin.ee()
+        if np.linalg.norm(err) < 0.005:
+            break
+        jac = kin.jacobian()
+        q = np.clip(q + jac.T @ np.linalg.solve(jac @ jac.T + 1e-4 * np.eye(3), err), lo, hi)
+    kin.set_arm(q)
+    return q
+
+
+def carry_arm(rng: np.random.Generator, cfg: EpisodeGenConfig, kin: ArmKinematics) -> np.ndarray:
+    """Arm joints with the EE at the carry pose (rest + CARRY_EE_OFFSET, where the HAB
+    executor's arm reset holds an object during nav), reached by damped least squares from
+    a random perturbation of the rest joints, as the reset reaches it from wherever a pick
+    ended."""
+    goal = kin.rest_ee + np.asarray(CARRY_EE_OFFSET)
+    for _ in range(20):
+        q = _reach(kin, goal, _perturbed_rest(rng, cfg, kin))
+        if np.linalg.norm(kin.ee() - goal) <= 0.01:
+            return q
+    return _reach(kin, goal, kin.rest.copy())
 
 
 def _sample_grasp(
@@ -239,11 +265,16 @@ def _sample_grasp(
     return np.concatenate([u * far, q_rel])
 
 
-def arm_start(rng: np.random.Generator, cfg: EpisodeGenConfig) -> tuple[list[float], np.ndarray]:
+def arm_start(
+    rng: np.random.Generator, cfg: EpisodeGenConfig, carry: bool = False
+) -> tuple[list[float], np.ndarray]:
     """Arm joints a previous skill may leave (exactly at rest with `start_rest_prob`, else
-    `sample_arm`), rounded as stored, and the arm's base-frame discs there."""
+    `sample_arm`; with `carry`, `carry_arm`), rounded as stored, and the arm's base-frame
+    discs there."""
     kin = arm_kinematics()
-    if rng.random() < cfg.start_rest_prob:
+    if carry:
+        q = carry_arm(rng, cfg, kin)
+    elif rng.random() < cfg.start_rest_prob:
         q = kin.rest.copy()
     else:
         q = sample_arm(rng, cfg, kin)
@@ -254,10 +285,13 @@ def arm_start(rng: np.random.Generator, cfg: EpisodeGenConfig) -> tuple[list[flo
     return [float(v) for v in q], discs
 
 
-def pick_end(rng: np.random.Generator, obj: ObjectType, cfg: EpisodeGenConfig) -> tuple:
-    """A place start like a pick's end: (arm joints, held pose in the gripper frame, the
-    arm's base-frame discs, the held object's base-frame disc), rounded as stored."""
-    q, discs = arm_start(rng, cfg)
+def pick_end(
+    rng: np.random.Generator, obj: ObjectType, cfg: EpisodeGenConfig, carry: bool = False
+) -> tuple:
+    """A place start like a pick's end (with `carry`, a nav leg's start after the arm reset
+    to the carry pose): (arm joints, held pose in the gripper frame, the arm's base-frame
+    discs, the held object's base-frame disc), rounded as stored."""
+    q, discs = arm_start(rng, cfg, carry)
     kin = arm_kinematics()
     kin.set_arm(q)
     pose = np.round(_sample_grasp(rng, obj, cfg, kin), cfg.decimals)

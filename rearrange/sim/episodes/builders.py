@@ -33,6 +33,15 @@ def _build_pick(sc: SceneDraw, task: str) -> tuple:
     else:
         src = sc.pick_receptacle(open_recs)
     idx = sc.add_object(sc.random_type(), src)
+    extras: dict = {}
+    if task == "nav" and sc.cfg.nav_hold_prob > 0 and sc.rng.random() < sc.cfg.nav_hold_prob:
+        # carrying another object at the carry pose, as a HAB nav leg to a place goal does
+        held = sc.add_object(sc.random_type(), sc.pick_receptacle(open_recs))
+        sc.held = extras["holding"] = held
+        arm, held_pose, sc.arm_discs, sc.held_disc = pick_end(
+            sc.rng, OBJECT_TYPES[sc.objects[held].obj_type], sc.cfg, carry=True
+        )
+        extras["arm_start"], extras["held_pose"] = arm, held_pose
     if in_fridge and sc.cfg.fridge_pick_others > 0:
         shelves = sc.receptacles(_is_fridge)
         for _ in range(int(sc.rng.integers(sc.cfg.fridge_pick_others + 1))):
@@ -53,7 +62,6 @@ def _build_pick(sc: SceneDraw, task: str) -> tuple:
         goal_rec = sc.pick_receptacle(open_recs, exclude=src.name)
     target = sc.target(idx, goal_rec)
     obj_xy = sc.objects[idx].pos[:2]
-    extras: dict = {}
     if task in ("pick", "place"):
         if task == "place":
             sc.held = idx
@@ -81,10 +89,16 @@ NAV_STAND_START_TRIES = 5  # other objects tried for a stand start before "anywh
 
 
 def _nav_start(sc: SceneDraw, goal, target: int) -> tuple[float, float, float]:
-    """A nav start at least nav_min_dist (geodesic) from `goal`: with nav_stand_start_prob a
+    """A nav start: with nav_near_start_prob anywhere closer than nav_min_dist (geodesic) to
+    `goal`, any heading; else at least nav_min_dist from it: with nav_stand_start_prob a
     close spawn in front of another object (as if it had just been picked or placed there),
     else (or when none qualifies) anywhere."""
     cfg = sc.cfg
+    if cfg.nav_near_start_prob > 0 and sc.rng.random() < cfg.nav_near_start_prob:
+        try:  # no draw at 0: episodes as they were
+            return sc.spawn_anywhere(away_from=goal[:2], max_dist=cfg.nav_min_dist)
+        except NoPlacement:
+            pass
     if cfg.nav_stand_start_prob > 0 and sc.rng.random() < cfg.nav_stand_start_prob:
         others = [i for i in range(len(sc.objects)) if i != target]
         for i in sc.rng.permutation(others)[:NAV_STAND_START_TRIES]:

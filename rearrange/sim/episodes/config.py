@@ -49,6 +49,19 @@ class EpisodeGenConfig(PlacementConfig):
     # fine-tune with 0.25 left those legs stuck: where traced, the HAB stand pose itself
     # did not fit the base (no ready pose with the door open), not a nav gap (issue 10).
     nav_fridge_prob: float = 0.0
+    # nav episodes starting anywhere closer than nav_min_dist (geodesic) to the goal, any
+    # heading (0: never, every start at least nav_min_dist away). 14 % of HAB nav legs start
+    # there (tidy_house val, 134 legs: the next object or goal on the same furniture); the
+    # shipped v5 nav, which never started within 2 m, said stop on its first or second step
+    # from 6 of them, 0.6-1.9 m short (the executor masks stop only beyond 2 m), and 10 of
+    # 37 failed tidy_house episodes (50, seed 1) followed a nav stop 0.5-1.9 m short (issue 10).
+    nav_near_start_prob: float = 0.0
+    # nav episodes starting with another object held at the carry pose (CARRY_EE_OFFSET),
+    # as every HAB nav leg to a place goal does; losing it ends the episode as a failure
+    # (NavEnv). 0: never. The shipped v5 nav, trained empty-handed, hugs walls: the held
+    # object sticks out ~0.4 m past the base's disc and 4 of 50 tidy_house val episodes
+    # (seed 1) lost it against a wall on the way (issue 10).
+    nav_hold_prob: float = 0.0
     max_attempts: int = 30  # scenes tried per episode before giving up
     # Pick and place start with the arm where the previous skill left it (issue 10). A
     # learned pick stops as soon as its EE is within the 0.15 m rest tolerance (HAB:

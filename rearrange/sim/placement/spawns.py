@@ -189,15 +189,18 @@ class RobotPlacement:
                 return pose
         return None
 
-    def spawn_anywhere(self, away_from=None, min_dist: float = 0.0) -> tuple[float, float, float]:
-        """A random pose in the main navigable region (optionally ≥ min_dist from a point)."""
+    def spawn_anywhere(
+        self, away_from=None, min_dist: float = 0.0, max_dist: float = math.inf
+    ) -> tuple[float, float, float]:
+        """A random pose in the main navigable region, any heading (optionally with a
+        geodesic distance from a point in [min_dist, max_dist))."""
         cells = self.navmap.candidates()
         xy = self.cells_xy(cells)
         keep = ~self._blocked_by_door(xy, self.navmap.robot_radius + 0.05)
         if away_from is not None:
             dist = self.navmap.distance_grid(float(away_from[0]), float(away_from[1]))
             far = dist[cells[:, 0], cells[:, 1]]
-            keep &= np.isfinite(far) & (far >= min_dist)
+            keep &= np.isfinite(far) & (far >= min_dist) & (far < max_dist)
         xy = xy[keep]
         for i in self.rng.integers(len(xy), size=20) if len(xy) else []:
             x, y = (float(v) for v in xy[i])
