@@ -44,8 +44,11 @@ class SimConfig:
     robot_radius: float = 0.3
     """Radius of the base footprint used for the 2-D collision check against the layout (m)."""
     base_slide: bool = True
-    """When a base move collides, try its x-only and y-only parts so the robot slides along
-    walls instead of sticking (Habitat's `allow_dyn_slide`)."""
+    """When a base move collides, slide (Habitat's `allow_dyn_slide`: the navmesh step slides
+    along edges and round corners): first the move less its part into the nearest obstacle
+    (along the contact normal), then its x-only and y-only parts. The axis parts alone
+    caught the base on convex corners (a doorway's jamb): the learned nav, driving past one,
+    sat there until its step limit (issue 10)."""
     # --- suction gripper -----------------------------------------------------------------
     grasp_threshold: float = 0.02
     """An object (or handle) grasps only if its surface is within this distance of the

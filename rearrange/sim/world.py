@@ -247,10 +247,27 @@ class RearrangeSim:
             return np.array([x, y, yaw])
         self.collision_count += 1
         if cfg.base_slide:
-            for cand in ((x, start[1]), (start[0], y)):
-                if not self._blocked(cand[0], cand[1], start, doors):
-                    return np.array([cand[0], cand[1], yaw])
+            for cx, cy in (self._tangent_slide(start, x, y, doors), (x, start[1]), (start[0], y)):
+                moves = (cx, cy) != (start[0], start[1])
+                if moves and not self._blocked(cx, cy, start, doors):
+                    return np.array([cx, cy, yaw])
         return np.array([start[0], start[1], yaw])
+
+    def _tangent_slide(self, start, x: float, y: float, doors) -> tuple[float, float]:
+        """The move start -> (x, y) less its component into the nearest wall, furniture or
+        door box (along the normal from the box's closest point to the base centre)."""
+        sx, sy = float(start[0]), float(start[1])
+        nearest = [self.footprints.nearest_point(sx, sy)]
+        if doors is not None:
+            nearest.append(doors.nearest_point(sx, sy))
+        px, py = min(nearest, key=lambda p: math.hypot(sx - p[0], sy - p[1]))
+        nx, ny = sx - px, sy - py
+        norm = math.hypot(nx, ny)
+        mx, my = x - sx, y - sy
+        into = (mx * nx + my * ny) / norm if 1e-9 < norm < math.inf else 0.0
+        if into >= 0.0:
+            return x, y
+        return sx + mx - into * nx / norm, sy + my - into * ny / norm
 
     def _blocked(self, x: float, y: float, start: np.ndarray, doors: Footprints | None) -> bool:
         """Walls/furniture block any overlap. A door blocks only moves that go deeper into it:

@@ -67,6 +67,18 @@ class Footprints:
             return math.inf
         return float(np.sqrt(self._outside_sq(x, y).min()))
 
+    def nearest_point(self, x: float, y: float) -> tuple[float, float]:
+        """The point of the nearest box closest to (x, y) (itself when inside one; far away
+        with no boxes)."""
+        if len(self.center) == 0:
+            return (math.inf, math.inf)
+        i = int(np.argmin(self._outside_sq(x, y)))
+        c, s = self.cos[i], self.sin[i]
+        dx, dy = x - self.center[i, 0], y - self.center[i, 1]
+        lx = float(np.clip(c * dx + s * dy, -self.half[i, 0], self.half[i, 0]))
+        ly = float(np.clip(-s * dx + c * dy, -self.half[i, 1], self.half[i, 1]))
+        return (self.center[i, 0] + c * lx - s * ly, self.center[i, 1] + s * lx + c * ly)
+
     def ray_distances(self, x: float, y: float, angles: np.ndarray, max_range: float) -> np.ndarray:
         """Distance from (x, y) along each world-frame heading in `angles` to the first box
         it enters, capped at `max_range` (0 when (x, y) is inside a box). Slab test of every
