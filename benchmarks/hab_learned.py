@@ -33,6 +33,7 @@ from rearrange.eval.report import EvalResult, plot_results, write_json
 from rearrange.eval.runner import evaluate
 from rearrange.sim.episode_types import HAB_SCENARIOS
 from rearrange.skills.base import SkillError
+from rearrange.tasks.stop_rule import HAB_STOP_MASK_DIST
 
 CONFIGS = {
     # learned manipulation skills, scripted nav (isolates the manipulation chain)
@@ -92,6 +93,7 @@ def config_args(scenario: str, name: str, args: argparse.Namespace, **over) -> E
         videos=args.videos,
         video_dir=str(Path(args.video_dir) / name),  # one folder per configuration
         seed=args.seed,
+        stop_mask_dist=args.stop_mask_dist,
         progress=False,
     )
     return EvalArgs(**{**fields, **over})
@@ -180,6 +182,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--checkpoints", help="checkpoint dir (default: runs/, then shipped)")
     p.add_argument("--episodes", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--stop-mask-dist",
+        type=float,
+        default=HAB_STOP_MASK_DIST,
+        help=f"nav stop-mask distance, m (default {HAB_STOP_MASK_DIST}; the VER paper: 2)",
+    )
     p.add_argument("--videos", type=int, default=0)
     p.add_argument("--video-dir", default="videos")
     p.add_argument(

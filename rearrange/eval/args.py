@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rearrange.tasks.stop_rule import HAB_STOP_MASK_DIST
+
 
 @dataclass
 class EvalArgs:
@@ -25,6 +27,7 @@ class EvalArgs:
     out: str | None = None
     plot: list[str] = field(default_factory=list)
     max_steps: int = 3000
+    stop_mask_dist: float = HAB_STOP_MASK_DIST
     step_limits: dict[str, int] = field(default_factory=dict)
     device: str = "cpu"
     progress: bool = True

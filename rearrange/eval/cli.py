@@ -18,6 +18,7 @@ from pathlib import Path
 from rearrange.eval.args import EvalArgs
 from rearrange.sim.episode_types import HAB_SCENARIOS, SPLITS
 from rearrange.skills.learned import CHECKPOINT_DIRS
+from rearrange.tasks.stop_rule import HAB_STOP_MASK_DIST
 
 PROG = "python -m rearrange.eval"
 
@@ -70,6 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--max-steps", type=int, default=3000, help="HAB episode step limit")
     p.add_argument(
+        "--stop-mask-dist",
+        type=float,
+        default=HAB_STOP_MASK_DIST,
+        metavar="M",
+        help=f"ignore nav stop farther than M from its goal (default {HAB_STOP_MASK_DIST}; "
+        "the VER paper: 2)",
+    )
+    p.add_argument(
         "--step-limit",
         action="append",
         default=[],
@@ -105,6 +114,7 @@ def parse_args(argv: list[str] | None = None) -> EvalArgs:
         out=ns.out,
         plot=ns.plot,
         max_steps=ns.max_steps,
+        stop_mask_dist=ns.stop_mask_dist,
         step_limits=_step_limits(ns.step_limit),
         device=ns.device,
         reset_arm=not ns.no_reset_arm,
@@ -145,6 +155,7 @@ def _validate(args: EvalArgs) -> None:
     for name, value in (
         ("--episodes", args.episodes),
         ("--max-steps", args.max_steps),
+        ("--stop-mask-dist", args.stop_mask_dist),
         ("--video-every", args.video_every),
     ):
         if value <= 0:

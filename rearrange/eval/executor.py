@@ -32,7 +32,7 @@ from rearrange.skill_spec import (
     action_layout,
 )
 from rearrange.skills import Skill
-from rearrange.skills.masking import STOP_MASK_DIST, mask_nav_stop, nav_goal_distance
+from rearrange.skills.masking import HAB_STOP_MASK_DIST, mask_nav_stop, nav_goal_distance
 from rearrange.skills.reset_arm import RESET_ARM_LAYOUT_SKILL, RESET_ARM_STEPS, ResetArm
 from rearrange.tasks import HabEnv
 from rearrange.tasks.grip_rules import GripTracker
@@ -56,7 +56,8 @@ class ExecutorConfig:
     """Global step limit of a HAB episode (all skills together)."""
     mask_nav_stop: bool = True
     """Ignore nav stop while the nav goal sensor reads more than `stop_mask_dist`."""
-    stop_mask_dist: float = STOP_MASK_DIST
+    stop_mask_dist: float = HAB_STOP_MASK_DIST
+    """m; the VER paper's 2 m suits a nav that succeeds within 1.5 m (stop_rule.py)."""
     mask_grip: bool = True
     """Apply each skill's grip rule (tasks/grip_rules.py: pick keeps holding, place releases
     only at the goal, open/close hold the handle until the joint reaches its target)."""

@@ -169,6 +169,7 @@ def evaluate(args: EvalArgs) -> EvalResult:
         skills,
         ExecutorConfig(
             max_steps=args.max_steps,
+            stop_mask_dist=args.stop_mask_dist,
             step_limits={**HAB_STEP_LIMITS, **dict(args.step_limits)},
             frame_every=args.video_every,
             reset_arm=args.reset_arm,

@@ -134,6 +134,7 @@ def test_unknown_scenario_is_a_one_line_error(tmp_path):
         (["tidy_house", "--skills", "magic"], "--skills"),
         (["tidy_house", "--episodes", "0"], "--episodes"),
         (["tidy_house", "--step-limit", "nav"], "SKILL=N"),
+        (["tidy_house", "--stop-mask-dist", "0"], "--stop-mask-dist must be > 0"),
         (["tidy_house", "--bogus"], "--bogus"),
         ([], "missing scenario"),
     ],
@@ -149,6 +150,8 @@ def test_defaults():
     assert (args.skills, args.split, args.episodes, args.max_steps) == ("learned", "val", 50, 3000)
     assert args.no_nav and args.step_limits == {"nav": 600}
     assert args.reset_arm and not parse_args(["set_table", "--no-reset-arm"]).reset_arm
+    assert args.stop_mask_dist == 1.0
+    assert parse_args(["tidy_house", "--stop-mask-dist", "2"]).stop_mask_dist == 2.0
 
 
 def test_checkpoints_are_found_in_train_skill_run_layout(tmp_path):

@@ -124,6 +124,30 @@ def test_nav_stop_is_masked_far_from_the_goal(one_target_episode):
     assert record.steps == 1
 
 
+def test_hab_stop_mask_is_one_metre_and_configurable(one_target_episode):
+    from rearrange.tasks.stop_rule import HAB_STOP_MASK_DIST, STOP_MASK_DIST
+
+    assert ExecutorConfig().stop_mask_dist == HAB_STOP_MASK_DIST == 1.0 < STOP_MASK_DIST
+    env = _env(one_target_episode)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode)[:1]
+
+    def stop_steps(mask_dist: float) -> int:
+        env.reset()
+        gx, gy, _ = nav_goal(env, plan[0])
+        for k in range(72):  # a free pose 1.5 m from the nav goal
+            a = 2 * math.pi * k / 72
+            if env.sim.set_base_pose(gx + 1.5 * math.cos(a), gy + 1.5 * math.sin(a), a):
+                break
+        else:
+            raise AssertionError("no free pose 1.5 m from the nav goal")
+        config = ExecutorConfig(step_limits={"nav": 12}, stop_mask_dist=mask_dist)
+        return TPSRLExecutor(env, {"nav": AlwaysStopNav()}, config).run_episode(plan).steps
+
+    assert stop_steps(HAB_STOP_MASK_DIST) == 12  # 1.5 m > 1 m: masked until the step limit
+    assert stop_steps(STOP_MASK_DIST) == 1  # the paper's 2 m lets it stop there
+
+
 def test_failed_step_ends_the_episode_at_its_stage(one_target_episode):
     ep = load_task_episodes("tidy_house", None, 1, "val", 0)[0]
     env = _env(ep)
