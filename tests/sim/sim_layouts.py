@@ -81,3 +81,18 @@ def small_apartment(seed: int = 0, split: str = "train") -> Layout:
         Articulation("drawer_1", "slide", "cabinet_0", 0.0, 0.45, (0.66, 4.75, 0.76)),
     ]
     return layout
+
+
+def table_room(seed: int, width: float = 6.0, height: float = 4.0, table=(4.0, 2.0, 0.45, 0.6)):
+    """A `width` x `height` m room with one table (centre x, y, half x, half y; a legged
+    table 0.75 m high). `seed` must be one no generated layout uses: the sim's and the scene
+    builder's caches key on it."""
+    t = WALL_T
+    walls = [
+        _wall(width / 2, -t, width / 2 + 2 * t, t),
+        _wall(width / 2, height + t, width / 2 + 2 * t, t),
+        _wall(-t, height / 2, t, height / 2),
+        _wall(width + t, height / 2, t, height / 2),
+    ]
+    top = Furniture("table_0", "table", "room", table[:2], (table[2], table[3], 0.375), 0.0)
+    return Layout(seed, "train", (0.0, 0.0, width, height), walls=walls, furniture=[top])

@@ -7,10 +7,10 @@ import math
 
 import numpy as np
 import pytest
+from sim_layouts import table_room
 
 from rearrange.sim.config import SimConfig
 from rearrange.sim.episode_types import Episode
-from rearrange.sim.layout_types import Box, Furniture, Layout
 from rearrange.sim.placement import Footprints
 from rearrange.sim.world import RearrangeSim
 
@@ -27,25 +27,12 @@ def test_nearest_point_on_rotated_boxes_by_hand():
     assert Footprints(boxes=np.zeros((0, 5))).nearest_point(0.0, 0.0) == (math.inf, math.inf)
 
 
-def _room() -> Layout:
-    t = 0.05
-    walls = [
-        Box((ROOM_W / 2, -t, 1.25), (ROOM_W / 2 + 2 * t, t, 1.25)),
-        Box((ROOM_W / 2, ROOM_H + t, 1.25), (ROOM_W / 2 + 2 * t, t, 1.25)),
-        Box((-t, ROOM_H / 2, 1.25), (t, ROOM_H / 2, 1.25)),
-        Box((ROOM_W + t, ROOM_H / 2, 1.25), (t, ROOM_H / 2, 1.25)),
-    ]
-    table = Furniture("table_0", "table", "room", TABLE[:2], (TABLE[2], TABLE[3], 0.375), 0.0)
-    # A seed no generated layout uses (the sim's and the scene builder's caches key on it).
-    return Layout(-9174, "train", (0.0, 0.0, ROOM_W, ROOM_H), walls=walls, furniture=[table])
-
-
 def _drive(slide: bool, steps: int = 20):
     """Touching the table's corner from below-left, heading 20 degrees right of straight at
     it (the move and both its axis parts go into the corner); drive forward. Poses of every
     step."""
     sim = RearrangeSim(SimConfig(base_slide=slide))
-    layout = _room()
+    layout = table_room(-9174, ROOM_W, ROOM_H, TABLE)
     sim.register_layout(layout)
     r = sim.config.robot_radius
     to_corner = math.radians(80.0)

@@ -11,9 +11,10 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from sim_layouts import table_room  # noqa: E402
 
 from rearrange.sim.episode_types import Episode, ObjectPlacement  # noqa: E402
-from rearrange.sim.layout_types import Box, Furniture, Layout  # noqa: E402
+from rearrange.sim.layout_types import Layout  # noqa: E402
 from rearrange.sim.placement import Footprints  # noqa: E402
 from rearrange.sim.world import RearrangeSim  # noqa: E402
 from rearrange.tasks.sensors import (  # noqa: E402
@@ -65,16 +66,7 @@ ROBOT = (2.0, 2.0)
 
 
 def _room() -> Layout:
-    t = 0.05
-    walls = [
-        Box((ROOM_W / 2, -t, 1.25), (ROOM_W / 2 + 2 * t, t, 1.25)),
-        Box((ROOM_W / 2, ROOM_H + t, 1.25), (ROOM_W / 2 + 2 * t, t, 1.25)),
-        Box((-t, ROOM_H / 2, 1.25), (t, ROOM_H / 2, 1.25)),
-        Box((ROOM_W + t, ROOM_H / 2, 1.25), (t, ROOM_H / 2, 1.25)),
-    ]
-    table = Furniture("table_0", "table", "room", TABLE[:2], (TABLE[2], TABLE[3], 0.375), 0.0)
-    # A seed no generated layout uses: the sim's and the scene builder's caches key on it.
-    return Layout(-9173, "train", (0.0, 0.0, ROOM_W, ROOM_H), walls=walls, furniture=[table])
+    return table_room(-9173, ROOM_W, ROOM_H, TABLE)
 
 
 @pytest.fixture(scope="module")
