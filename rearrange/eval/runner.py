@@ -66,7 +66,7 @@ def load_skills(args: EvalArgs, names: list[str]) -> dict[str, Skill]:
 def manip_base_movement(args: EvalArgs) -> bool:
     """Whether the manipulation skills move the base: always with --no-nav (they must drive
     to their targets), and with --base-movement also after a nav skill (they can correct
-    where a learned nav stopped, inside its 2 m stop mask)."""
+    where a learned nav stopped, inside its stop mask)."""
     return bool(args.no_nav or args.base_movement)
 
 
