@@ -112,7 +112,8 @@ def outcome_videos(
     """Film the first successful and the first failed episode of a configuration's run: each
     is run again alone with a video (skills act deterministically and the sim is
     deterministic, so the replay repeats the run; a replay that ends otherwise is
-    reported). Videos go to <video-dir>/<config>/{success,failure}/; returns report lines."""
+    reported). Videos go to <video-dir>/<config>/{success,failure}/, replacing the
+    scenario's videos there from an earlier run; returns report lines."""
     from rearrange.sim.episodes import save_episodes
     from rearrange.tasks.base import load_task_episodes
 
@@ -120,6 +121,9 @@ def outcome_videos(
     by_id = {e.episode_id: e for e in episodes}
     lines = []
     for outcome in ("success", "failure"):
+        video_dir = Path(args.video_dir) / name / outcome
+        for old in video_dir.glob(f"{scenario}_*.mp4"):  # an earlier run's film
+            old.unlink()
         rec = next((e for e in result.episodes if e.success == (outcome == "success")), None)
         if rec is None:
             lines.append(f"- {scenario} {name}: no {outcome} to film")
@@ -127,7 +131,6 @@ def outcome_videos(
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "episode.json"
             save_episodes(path, [by_id[rec.episode_id]])
-            video_dir = Path(args.video_dir) / name / outcome
             one = dict(episodes_file=str(path), episodes=1, videos=1, video_dir=str(video_dir))
             replay = evaluate(config_args(scenario, name, args, **one)).episodes[0]
         note = ""
