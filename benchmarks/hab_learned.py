@@ -33,7 +33,6 @@ from rearrange.eval.report import EvalResult, plot_results, write_json
 from rearrange.eval.runner import evaluate
 from rearrange.sim.episode_types import HAB_SCENARIOS
 from rearrange.skills.base import SkillError
-from rearrange.tasks.stop_rule import HAB_STOP_MASK_DIST
 
 CONFIGS = {
     # learned manipulation skills, scripted nav (isolates the manipulation chain)
@@ -188,8 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--stop-mask-dist",
         type=float,
-        default=HAB_STOP_MASK_DIST,
-        help=f"nav stop-mask distance, m (default {HAB_STOP_MASK_DIST}; the VER paper: 2)",
+        default=None,
+        help="nav stop-mask distance, m (default: the learned nav's training success radius "
+        "+ 0.5, 1 for the shipped one; the VER paper: 2)",
     )
     p.add_argument("--videos", type=int, default=0)
     p.add_argument("--video-dir", default="videos")

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rearrange.tasks.stop_rule import HAB_STOP_MASK_DIST
-
 
 @dataclass
 class EvalArgs:
@@ -27,7 +25,7 @@ class EvalArgs:
     out: str | None = None
     plot: list[str] = field(default_factory=list)
     max_steps: int = 3000
-    stop_mask_dist: float = HAB_STOP_MASK_DIST
+    stop_mask_dist: float | None = None  # None: the nav's training radius + 0.5 m
     step_limits: dict[str, int] = field(default_factory=dict)
     device: str = "cpu"
     progress: bool = True

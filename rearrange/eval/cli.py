@@ -18,7 +18,6 @@ from pathlib import Path
 from rearrange.eval.args import EvalArgs
 from rearrange.sim.episode_types import HAB_SCENARIOS, SPLITS
 from rearrange.skills.learned import CHECKPOINT_DIRS
-from rearrange.tasks.stop_rule import HAB_STOP_MASK_DIST
 
 PROG = "python -m rearrange.eval"
 
@@ -73,10 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--stop-mask-dist",
         type=float,
-        default=HAB_STOP_MASK_DIST,
+        default=None,
         metavar="M",
-        help=f"ignore nav stop farther than M from its goal (default {HAB_STOP_MASK_DIST}; "
-        "the VER paper: 2)",
+        help="ignore nav stop farther than M from its goal (default: the learned nav's "
+        "training success radius + 0.5, 1 for the shipped one; the VER paper: 2)",
     )
     p.add_argument(
         "--step-limit",
@@ -155,11 +154,12 @@ def _validate(args: EvalArgs) -> None:
     for name, value in (
         ("--episodes", args.episodes),
         ("--max-steps", args.max_steps),
-        ("--stop-mask-dist", args.stop_mask_dist),
         ("--video-every", args.video_every),
     ):
         if value <= 0:
             raise UsageError(f"{name} must be > 0, got {value}")
+    if args.stop_mask_dist is not None and args.stop_mask_dist <= 0:
+        raise UsageError(f"--stop-mask-dist must be > 0, got {args.stop_mask_dist}")
     if args.videos < 0:
         raise UsageError(f"--videos must be >= 0, got {args.videos}")
 

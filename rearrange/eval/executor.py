@@ -32,7 +32,7 @@ from rearrange.skill_spec import (
     action_layout,
 )
 from rearrange.skills import Skill
-from rearrange.skills.masking import HAB_STOP_MASK_DIST, mask_nav_stop, nav_goal_distance
+from rearrange.skills.masking import hab_stop_mask_dist, mask_nav_stop, nav_goal_distance
 from rearrange.skills.reset_arm import RESET_ARM_LAYOUT_SKILL, RESET_ARM_STEPS, ResetArm
 from rearrange.tasks import HabEnv
 from rearrange.tasks.grip_rules import GripTracker
@@ -56,8 +56,9 @@ class ExecutorConfig:
     """Global step limit of a HAB episode (all skills together)."""
     mask_nav_stop: bool = True
     """Ignore nav stop while the nav goal sensor reads more than `stop_mask_dist`."""
-    stop_mask_dist: float = HAB_STOP_MASK_DIST
-    """m; the VER paper's 2 m suits a nav that succeeds within 1.5 m (stop_rule.py)."""
+    stop_mask_dist: float | None = None
+    """m; None: the nav skill's training success radius + 0.5 m (`hab_stop_mask_dist`: 1 m
+    for the shipped nav, the VER paper's 2 m for one trained at Habitat's 1.5 m or unknown)."""
     mask_grip: bool = True
     """Apply each skill's grip rule (tasks/grip_rules.py: pick keeps holding, place releases
     only at the goal, open/close hold the handle until the joint reaches its target)."""
@@ -236,10 +237,18 @@ class TPSRLExecutor:
         (tasks/stop_rule.py, tasks/grip_rules.py), for learned and scripted skills alike."""
         cfg = self.config
         if layout.stop is not None and cfg.mask_nav_stop:
-            action = mask_nav_stop(action, layout.stop, nav_goal_distance(obs), cfg.stop_mask_dist)
+            dist = nav_goal_distance(obs)
+            action = mask_nav_stop(action, layout.stop, dist, self.stop_mask_dist(skill_name))
         if cfg.mask_grip and layout.grip is not None:
             action = grip.mask(action, layout.grip, self.env.sim, target)
         return action
+
+    def stop_mask_dist(self, skill_name: str = "nav") -> float:
+        """The config's stop-mask distance, else the one the skill's training radius gives."""
+        if self.config.stop_mask_dist is not None:
+            return float(self.config.stop_mask_dist)
+        radius = getattr(self.skills.get(skill_name), "success_radius", None)
+        return hab_stop_mask_dist(radius)
 
     def _maybe_record(self) -> None:
         if self._sink is None or self.env.num_steps % self.config.frame_every:

@@ -202,6 +202,8 @@ class LearnedSkill:
         self.base_movement = _trained_base_movement(self.policy, self.name, self.action_space)
         self.layout = action_layout(self.name, base_movement=self.base_movement)
         self.step_limit = _trained_step_limit(self.policy, self.name, self.base_movement)
+        # nav: the radius (m) its training counted success within (the HAB stop-mask's base)
+        self.success_radius = _trained_nav_radius(self.policy) if self.name == "nav" else None
         self.target = SkillTarget()
         self._reset_state()
 
@@ -284,6 +286,14 @@ def _trained_step_limit(policy: Any, name: str, base_movement: bool) -> int:
         except Exception:  # older checkpoints: the DESIGN §6 default
             pass
     return step_limit_for(name, base_movement)
+
+
+def _trained_nav_radius(policy: Any) -> float | None:
+    """task.thresholds.nav_dist of the checkpoint's training config, if it records one."""
+    try:
+        return float(policy.trained_config["task"]["thresholds"]["nav_dist"])
+    except Exception:  # older checkpoints / no config
+        return None
 
 
 def _skill_from_path(path: Path) -> str:

@@ -22,8 +22,8 @@ from rearrange.tasks.grip_rules import (  # noqa: F401  (re-exported: the one ho
     object_near_goal,
 )
 from rearrange.tasks.stop_rule import (  # noqa: F401  (re-exported: the one home is tasks)
-    HAB_STOP_MASK_DIST,
     STOP_MASK_DIST,
+    hab_stop_mask_dist,
     mask_nav_stop,
     nav_goal_distance,
 )

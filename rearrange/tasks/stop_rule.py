@@ -13,14 +13,24 @@ import numpy as np
 
 STOP_MASK_DIST = 2.0
 # The HAB executor's threshold (ExecutorConfig.stop_mask_dist, `rearrange.eval
-# --stop-mask-dist`): the nav's success radius plus the 0.5 m margin the paper's 2 m leaves
-# over Habitat's 1.5 m. The shipped nav succeeds only within 0.5 m (skill_configs/sensing/
-# nav_cpu.yaml), so a stop 1-2 m out is a failure of its own task; masked at 2 m it stopped
-# there on 6 % of tidy_house legs (14 % of them start within 2 m of their goal, where it never
-# trained) and the pick after it started out of reach. Every skill learned, 50 val episodes,
-# seeds 0 / 1: tidy_house 36 / 36 % at 2 m, 38 / 38 % at 1.5 m, 40 / 42 % at 1 m, 40 / 44 %
-# at 0.75 m (benchmarks/RESULTS.md, issue 10). Training keeps STOP_MASK_DIST.
-HAB_STOP_MASK_DIST = 1.0
+# --stop-mask-dist`, `hab_stop_mask_dist`): the nav's training success radius plus the margin
+# the paper's 2 m leaves over Habitat's 1.5 m. The shipped nav succeeds only within 0.5 m
+# (skill_configs/sensing/nav_cpu.yaml), so a stop 1-2 m out is a failure of its own task;
+# masked at 2 m it stopped there on 6 % of tidy_house legs (14 % of them start within 2 m of
+# their goal, where it never trained) and the pick after it started out of reach. Every
+# skill learned, 50 val episodes, seeds 0 / 1: tidy_house 36 / 36 % at 2 m, 38 / 38 % at
+# 1.5 m, 40 / 42 % at 1 m, 40 / 44 % at 0.75 m (benchmarks/RESULTS.md, issue 10). Training
+# keeps STOP_MASK_DIST.
+STOP_MASK_MARGIN = 0.5
+
+
+def hab_stop_mask_dist(success_radius: float | None) -> float:
+    """The HAB stop-mask distance for a nav trained to succeed within `success_radius` (m):
+    that plus STOP_MASK_MARGIN; the paper's STOP_MASK_DIST when it is unknown (a scripted
+    nav, or a checkpoint that does not record it)."""
+    if success_radius is None:
+        return STOP_MASK_DIST
+    return float(success_radius) + STOP_MASK_MARGIN
 
 
 def mask_nav_stop(

@@ -150,7 +150,7 @@ def test_defaults():
     assert (args.skills, args.split, args.episodes, args.max_steps) == ("learned", "val", 50, 3000)
     assert args.no_nav and args.step_limits == {"nav": 600}
     assert args.reset_arm and not parse_args(["set_table", "--no-reset-arm"]).reset_arm
-    assert args.stop_mask_dist == 1.0
+    assert args.stop_mask_dist is None  # the nav's training radius + 0.5 m
     assert parse_args(["tidy_house", "--stop-mask-dist", "2"]).stop_mask_dist == 2.0
 
 

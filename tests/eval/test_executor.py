@@ -124,15 +124,24 @@ def test_nav_stop_is_masked_far_from_the_goal(one_target_episode):
     assert record.steps == 1
 
 
-def test_hab_stop_mask_is_one_metre_and_configurable(one_target_episode):
-    from rearrange.tasks.stop_rule import HAB_STOP_MASK_DIST, STOP_MASK_DIST
+class RadiusStopNav(AlwaysStopNav):
+    """AlwaysStopNav trained (as a LearnedSkill reports) to succeed within `radius` m."""
 
-    assert ExecutorConfig().stop_mask_dist == HAB_STOP_MASK_DIST == 1.0 < STOP_MASK_DIST
+    def __init__(self, radius):
+        self.success_radius = radius
+
+
+def test_hab_stop_mask_is_the_navs_success_radius_plus_half_a_metre(one_target_episode):
+    from rearrange.tasks.stop_rule import STOP_MASK_DIST, hab_stop_mask_dist
+
+    assert ExecutorConfig().stop_mask_dist is None  # derived from the nav skill
+    assert hab_stop_mask_dist(0.5) == 1.0 and hab_stop_mask_dist(1.5) == STOP_MASK_DIST == 2.0
+    assert hab_stop_mask_dist(None) == STOP_MASK_DIST  # unknown radius: the paper's
     env = _env(one_target_episode)
     env.reset()
     plan = make_plan(env.sim.layout, env.episode)[:1]
 
-    def stop_steps(mask_dist: float) -> int:
+    def stop_steps(nav, mask_dist=None) -> int:
         env.reset()
         gx, gy, _ = nav_goal(env, plan[0])
         for k in range(72):  # a free pose 1.5 m from the nav goal
@@ -142,10 +151,19 @@ def test_hab_stop_mask_is_one_metre_and_configurable(one_target_episode):
         else:
             raise AssertionError("no free pose 1.5 m from the nav goal")
         config = ExecutorConfig(step_limits={"nav": 12}, stop_mask_dist=mask_dist)
-        return TPSRLExecutor(env, {"nav": AlwaysStopNav()}, config).run_episode(plan).steps
+        return TPSRLExecutor(env, {"nav": nav}, config).run_episode(plan).steps
 
-    assert stop_steps(HAB_STOP_MASK_DIST) == 12  # 1.5 m > 1 m: masked until the step limit
-    assert stop_steps(STOP_MASK_DIST) == 1  # the paper's 2 m lets it stop there
+    assert stop_steps(RadiusStopNav(0.5)) == 12  # mask 1 m < 1.5 m: until the step limit
+    assert stop_steps(RadiusStopNav(1.5)) == 1  # mask 2 m (the paper's): stops there
+    assert stop_steps(AlwaysStopNav()) == 1  # no radius known: the paper's 2 m
+    assert stop_steps(RadiusStopNav(1.5), mask_dist=1.0) == 12  # the config decides
+
+
+def test_shipped_nav_reports_its_training_success_radius():
+    from rearrange.skills.learned import LearnedSkill
+
+    assert LearnedSkill("rearrange/skills/pretrained/nav.pt").success_radius == 0.5
+    assert LearnedSkill("rearrange/skills/pretrained/pick.pt").success_radius is None
 
 
 def test_failed_step_ends_the_episode_at_its_stage(one_target_episode):
