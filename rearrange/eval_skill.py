@@ -206,7 +206,7 @@ def _evaluate(args: argparse.Namespace) -> SkillEvalResult:
         obs_preset=preset,
         num_episodes=args.episodes,
         base_movement=args.base_movement,
-        **getattr(args, "task_overrides", {}),
+        **args.task_overrides,
     )
     env = make_env(args.skill, cfg, split=args.split, seed=args.seed)
     # The task's own step limit binds (what the skill was trained and is judged with).
