@@ -5,12 +5,14 @@
         --oracle nav --episodes 20
 
 For each scenario and configuration (learned_oracle_nav: learned manipulation skills,
-scripted nav; learned: TP-SRL with every skill learned (shipped / trained), those named in
+scripted nav; learned: TP-SRL with every skill learned (shipped, or the training runs that
+--checkpoints / --newest-run name, as in `rearrange.eval`), those named in
 --oracle scripted; learned_bm: learned nav, then manipulation skills that move the base;
 learned_nonav: NoNav, which needs base-movement checkpoints; oracle / oracle_nonav: scripted
 skills), runs `rearrange.eval` on the same val episodes and writes under --out:
 - results_<scenario>_<config>.json (per episode);
-- table.md: per-stage success with bootstrap 95% CIs, one column per configuration, the VER
+- table.md: per-stage and full-task success with Wilson 95% intervals
+  (`rearrange.eval.stats`), one column per configuration, the VER
   paper's figures beside ours, and failures by plan step and cause;
 - fig6_<scenario>.png: success vs interaction for every configuration (the paper's Fig. 6);
 - with --outcome-videos, a video of the first success and the first failure of each
@@ -31,6 +33,7 @@ from pathlib import Path
 from rearrange.eval.args import EvalArgs
 from rearrange.eval.report import EvalResult, plot_results, write_json
 from rearrange.eval.runner import evaluate
+from rearrange.eval.stats import format_rate
 from rearrange.sim.episode_types import HAB_SCENARIOS
 from rearrange.skills.base import SkillError
 
@@ -87,6 +90,7 @@ def config_args(scenario: str, name: str, args: argparse.Namespace, **over) -> E
         skills=spec["skills"],
         oracle=list(spec.get("oracle", args.oracle)) if spec["skills"] == "learned" else [],
         checkpoints=args.checkpoints,
+        newest_run=args.newest_run,
         episodes=args.episodes,
         split="val",
         videos=args.videos,
@@ -141,6 +145,13 @@ def outcome_videos(
     return lines
 
 
+def _full(result: EvalResult) -> str:
+    """'**40%** [28%, 54%] (50 eps)': the full-task rate with its Wilson 95 % interval, as
+    the stage cells show theirs."""
+    low, high = result.full_success_ci()
+    return f"**{result.full_success:.0%}** [{low:.0%}, {high:.0%}] ({len(result.episodes)} eps)"
+
+
 def stage_table(scenario: str, results: dict[str, EvalResult]) -> list[str]:
     names = max((r.stage_names for r in results.values()), key=len)
     cols = list(results)
@@ -157,8 +168,7 @@ def stage_table(scenario: str, results: dict[str, EvalResult]) -> list[str]:
             else:
                 cells.append("-")
         lines.append(f"| {stage} | " + " | ".join(cells) + " |")
-    lines.append("| **full task** | " + " | ".join(
-        f"**{results[c].full_success:.0%}** ({len(results[c].episodes)} eps)" for c in cols) + " |")  # fmt: skip
+    lines.append("| **full task** | " + " | ".join(_full(results[c]) for c in cols) + " |")
     lines += ["", "Failures by plan step and cause:", ""]
     for c in cols:
         causes = collections.Counter(
@@ -181,7 +191,14 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="skills run scripted in learned configs that name none themselves",
     )
-    p.add_argument("--checkpoints", help="checkpoint dir (default: runs/, then shipped)")
+    weights = p.add_mutually_exclusive_group()
+    weights.add_argument(
+        "--checkpoints",
+        help="a training run (runs/SKILL/RUN) or a folder of SKILL.pt files (default: shipped)",
+    )
+    weights.add_argument(
+        "--newest-run", action="store_true", help="each skill's newest training run under runs/"
+    )
     p.add_argument("--episodes", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
@@ -220,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             write_json(res, out / f"results_{scenario}_{name}.json")
             results[name] = res
-            print(f"{scenario} {name}: full task {res.full_success:.0%} "
+            print(f"{scenario} {name}: full task "
+                  f"{format_rate(res.full_successes, len(res.episodes))} "
                   f"({time.time() - t0:.0f} s)", flush=True)  # fmt: skip
             if args.outcome_videos:
                 films += outcome_videos(scenario, name, args, res)

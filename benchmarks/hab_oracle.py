@@ -3,7 +3,8 @@
     MUJOCO_GL=egl python benchmarks/hab_oracle.py [--episodes 50] [--scenarios tidy_house ...]
 
 Runs every scenario with the plan's nav steps (TP-SRL) and without them (TP-SRL(NoNav):
-the oracle manipulation skills then drive the base themselves), prints a markdown table and
+the oracle manipulation skills then drive the base themselves), prints a markdown table
+(success rates with Wilson 95 % intervals) and
 writes each run's results.json under --out. With oracle skills the numbers measure the
 executor, planner, sim and task definitions, not learning.
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 from rearrange.eval.args import EvalArgs
 from rearrange.eval.report import EvalResult, write_json
 from rearrange.eval.runner import evaluate
+from rearrange.eval.stats import format_rate
 from rearrange.sim.episode_types import HAB_SCENARIOS
 
 
@@ -43,16 +45,18 @@ def markdown(rows: list[tuple[EvalResult, float]]) -> str:
     head = "| scenario | method | eps | " + " | ".join(f"stage {k + 1}" for k in range(width))
     lines = [head + " | full | steps/s |", "|" + "---|" * (width + 5)]
     for result, seconds in rows:
-        cells = [
-            f"{name} {mean:.0%}"
-            for name, (mean, _, _) in zip(result.stage_names, result.stage_rows())
+        n = len(result.episodes)
+        reached = [e.stages_completed for e in result.episodes]
+        cells = [  # each stage's rate with its Wilson 95 % interval
+            f"{name} {format_rate(sum(r >= k for r in reached), n)}"
+            for k, name in enumerate(result.stage_names, start=1)
         ]
         cells += [""] * (width - len(cells))
         steps = sum(e.steps for e in result.episodes)
         lines.append(
             f"| {result.scenario} | {result.label} | {len(result.episodes)} | "
             + " | ".join(cells)
-            + f" | **{result.full_success:.0%}** | {steps / max(seconds, 1e-9):.0f} |"
+            + f" | **{format_rate(result.full_successes, n)}** | {steps / max(seconds, 1e-9):.0f} |"
         )
     return "\n".join(lines)
 
@@ -91,7 +95,8 @@ def main() -> None:
             Path(args.out).mkdir(parents=True, exist_ok=True)
             write_json(result, Path(args.out) / f"{name}.json")
             print(
-                f"{name}: full {result.full_success:.0%} in {seconds:.0f} s; "
+                f"{name}: full {format_rate(result.full_successes, len(result.episodes))} "
+                f"in {seconds:.0f} s; "
                 f"failures: {failures(result) or 'none'}",
                 flush=True,
             )

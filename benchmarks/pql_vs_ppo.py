@@ -94,6 +94,7 @@ def train(cmd: list[str], minutes: float, log_path: Path) -> int:
 def evaluate_run(skill, algo, seed, run_dir: Path, episodes: int, eval_seed: int, known=None):
     """Val success of every snapshot of one run; `known` (checkpoint name -> SnapshotEval)
     holds evaluations from an earlier invocation, reused instead of evaluated again."""
+    from rearrange.eval.stats import format_rate
     from rearrange.eval_skill import evaluate_skill, parse_args
     from rearrange.ver_backend.checkpoint import load_checkpoint
 
@@ -110,7 +111,8 @@ def evaluate_run(skill, algo, seed, run_dir: Path, episodes: int, eval_seed: int
             skill, algo, seed, ckpt.name, int(state["num_steps"]),
             float(state.get("wall_time_s", 0.0)) / 60, result.success_rate,
         )  # fmt: skip
-        print(f"{skill} {algo} s{seed} {ckpt.name}: {row.val_success:.0%} "
+        rate = format_rate(result.successes, len(result.results))  # Wilson 95 % interval
+        print(f"{skill} {algo} s{seed} {ckpt.name}: {rate} "
               f"at {row.minutes:.1f} min", flush=True)  # fmt: skip
         out.append(row)
     return out

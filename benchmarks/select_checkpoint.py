@@ -15,6 +15,7 @@ import csv
 import sys
 from pathlib import Path
 
+from rearrange.eval.stats import format_rate
 from rearrange.eval_skill import evaluate_skill, parse_args, table_row
 
 
@@ -41,14 +42,15 @@ def main(argv: list[str] | None = None) -> int:
             cli.append("--base-movement")
         result = evaluate_skill(parse_args(cli))
         print(table_row(result), flush=True)
-        rows.append((ckpt, result.success_rate))
+        rows.append((ckpt, result.success_rate, result.successes))
     with open(run / "val_selection.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["checkpoint", "val_success", "episodes", "seed"])
-        for ckpt, rate in rows:
+        for ckpt, rate, _ in rows:
             w.writerow([ckpt.name, f"{rate:.3f}", args.episodes, args.seed])
     best = max(rows, key=lambda r: (r[1], r[0].name))
-    print(f"best: {best[0]} ({best[1]:.0%} on {args.episodes} val episodes, seed {args.seed})")
+    rate = format_rate(best[2], args.episodes)  # with its Wilson 95 % interval
+    print(f"best: {best[0]} ({rate} on {args.episodes} val episodes, seed {args.seed})")
     return 0
 
 

@@ -1,17 +1,18 @@
 """`python -m rearrange.eval_skill SKILL`: one skill on its own task, on held-out episodes.
 
-    python -m rearrange.eval_skill pick                         # shipped or trained checkpoint
-    python -m rearrange.eval_skill pick --checkpoints runs/pick/cpu_v1/checkpoints/latest.pt
+    python -m rearrange.eval_skill pick                         # the shipped checkpoint
+    python -m rearrange.eval_skill pick --checkpoints runs/pick/cpu_v1   # a training run
+    python -m rearrange.eval_skill pick --newest-run            # the newest run under runs/
     python -m rearrange.eval_skill open_cab --skills oracle --episodes 20 --videos 1
     python -m rearrange.eval_skill place --base-movement --episodes 100 --json out.json
     python -m rearrange.eval_skill nav --set nav_hold_prob=1.0    # a variant of the episodes
 
-Runs a learned skill (default: `--checkpoints DIR|FILE`, else a trained run under runs/, else
-the checkpoint shipped with the package) or the scripted oracle on the skill's task env
-(val episodes by default: apartments the policy never trained in) with the task's own step
-limit, and prints a markdown table: success rate, mean steps of successful episodes, mean
-return, and how failed episodes ended (timeout, drop, wrong_pick, ...). Bad input prints one
-line to stderr and exits with code 2. `--set FIELD=VALUE` sets a TaskConfig field of the
+Runs a learned skill (the checkpoint shipped with the package unless `--checkpoints
+FILE|DIR` or `--newest-run` names a training run) or the scripted oracle on the skill's task
+env (val episodes by default: apartments the policy never trained in) with the task's own
+step limit, and prints a markdown table: success rate with its Wilson 95 % interval, mean
+steps of successful episodes, mean return, and how failed episodes ended (timeout, drop,
+wrong_pick, ...). Bad input prints one line to stderr and exits with code 2. `--set FIELD=VALUE` sets a TaskConfig field of the
 eval episodes (e.g. the episode generation options nav_near_start_prob, nav_hold_prob).
 """
 
@@ -27,6 +28,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from rearrange.eval.stats import format_rate, wilson_interval
 from rearrange.sim.episode_types import SPLITS
 from rearrange.skill_spec import SKILL_NAMES
 
@@ -54,18 +56,27 @@ class SkillEvalResult:
     seconds: float = 0.0
 
     @property
+    def successes(self) -> int:
+        return sum(r.success for r in self.results)
+
+    @property
     def success_rate(self) -> float:
-        return sum(r.success for r in self.results) / max(len(self.results), 1)
+        return self.successes / max(len(self.results), 1)
+
+    def success_ci(self) -> tuple[float, float]:
+        """Wilson 95 % interval of the success rate."""
+        return wilson_interval(self.successes, len(self.results))
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["success_rate"] = self.success_rate
+        d["success_ci"] = list(self.success_ci())
         d["episodes"] = len(self.results)
         return d
 
 
 TABLE_HEADER = (
-    "| skill | checkpoint | episodes | success | mean steps (succ.) | mean return "
+    "| skill | checkpoint | episodes | success [95% CI] | mean steps (succ.) | mean return "
     "| collision steps / ep | failures |\n"
     "|---|---|---|---|---|---|---|---|"
 )
@@ -80,8 +91,8 @@ def table_row(r: SkillEvalResult) -> str:
     fails = ", ".join(f"{k} {v}" for k, v in sorted(causes.items())) or "-"
     name = r.skill + (" (base)" if r.base_movement else "")
     return (
-        f"| {name} | {r.checkpoint} | {len(r.results)} | {r.success_rate:.0%} | {steps} | "
-        f"{ret:.2f} | {coll:.1f} | {fails} |"
+        f"| {name} | {r.checkpoint} | {len(r.results)} | "
+        f"{format_rate(r.successes, len(r.results))} | {steps} | {ret:.2f} | {coll:.1f} | {fails} |"
     )
 
 
@@ -90,7 +101,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("skill", help=f"one of: {', '.join(SKILL_NAMES)}")
     p.add_argument("--base-movement", action="store_true", help="the base-movement variant")
     p.add_argument("--skills", default="learned", choices=("learned", "oracle"))
-    p.add_argument("--checkpoints", help="checkpoint file or dir (default: runs/, then shipped)")
+    weights = p.add_mutually_exclusive_group()
+    weights.add_argument(
+        "--checkpoints",
+        metavar="FILE|DIR",
+        help="a checkpoint file, a training run (runs/SKILL/RUN) or a folder of SKILL.pt files "
+        "(default: the checkpoint shipped with the package)",
+    )
+    weights.add_argument(
+        "--newest-run", action="store_true", help="the skill's newest training run under runs/"
+    )
     p.add_argument("--episodes", type=int, default=100, help="number of episodes (default 100)")
     p.add_argument("--split", default="val", help=f"one of {', '.join(SPLITS)} (default val)")
     p.add_argument("--seed", type=int, default=0, help="episode generation seed")
@@ -165,13 +185,10 @@ def load_skill(args: argparse.Namespace):
     if args.skills == "oracle":
         return make_oracle(args.skill, base_movement=args.base_movement), "oracle", "state"
     from rearrange.skills.base import SkillError
-    from rearrange.skills.learned import LearnedSkill, resolve_checkpoint
+    from rearrange.skills.checkpoint_lookup import resolve_checkpoint
+    from rearrange.skills.learned import LearnedSkill
 
-    given = Path(args.checkpoints) if args.checkpoints else None
-    if given is not None and given.is_file():
-        path = given
-    else:
-        path = resolve_checkpoint(args.skill, args.base_movement, given)
+    path = resolve_checkpoint(args.skill, args.base_movement, args.checkpoints, args.newest_run)
     skill = LearnedSkill(path, skill_name=args.skill, deterministic=not args.stochastic)
     if args.skill != "nav" and skill.base_movement != args.base_movement:
         trained = "with" if skill.base_movement else "without"

@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from rearrange.eval.stats import format_rate
 from rearrange.skills.pretrained import PRETRAINED_DIR, compact_state, pretrained_name, shipped
 
 PROG = "python -m rearrange.ship_skill"
@@ -78,8 +79,10 @@ def list_shipped() -> int:
     if not rows:
         print(f"no checkpoints shipped in {PRETRAINED_DIR}")
     for m in rows:
-        rate = m.get("val_success")
-        rate_txt = f"{rate:.0%} on {m.get('val_episodes')} val eps" if rate is not None else "?"
+        rate, n = m.get("val_success"), m.get("val_episodes")
+        rate_txt = "?"
+        if rate is not None and n:  # the manifest keeps the rate; its count is rate * n
+            rate_txt = f"{format_rate(round(rate * n), n)} on {n} val eps"
         print(f"{m['file']}: {m['bytes'] / 1024:.0f} KiB, {m.get('steps', 0):,} steps, {rate_txt}")
     return 0
 

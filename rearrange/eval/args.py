@@ -13,7 +13,8 @@ class EvalArgs:
     base_movement: bool = False
     skills: str = "learned"
     oracle: list[str] = field(default_factory=list)
-    checkpoints: str | None = None
+    checkpoints: str | None = None  # None: the shipped checkpoints
+    newest_run: bool = False  # each skill's newest train_skill run under runs/, if it has one
     episodes: int = 50
     episodes_file: str | None = None
     split: str = "val"

@@ -1,7 +1,7 @@
 """`python -m rearrange.eval SCENARIO`: TP-SRL on the Home Assistant Benchmark.
 
 Plans every episode with the PDDL planner, runs the plans with learned (checkpoint) or
-oracle skills, prints per-stage success with 95% bootstrap intervals (VER Fig. 6) and
+oracle skills, prints per-stage success with Wilson 95% intervals (VER Fig. 6) and
 writes results.json, results.csv, success.png under --out plus K evaluation videos.
 `--plot a.json b.json ...` draws several saved runs on one figure instead.
 
@@ -17,7 +17,6 @@ from pathlib import Path
 
 from rearrange.eval.args import EvalArgs
 from rearrange.sim.episode_types import HAB_SCENARIOS, SPLITS
-from rearrange.skills.learned import CHECKPOINT_DIRS
 
 PROG = "python -m rearrange.eval"
 
@@ -49,9 +48,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SKILL[,SKILL]",
         help="with learned skills: run these skills scripted instead, e.g. --oracle nav",
     )
-    p.add_argument(
+    weights = p.add_mutually_exclusive_group()
+    weights.add_argument(
         "--checkpoints",
-        help=f"checkpoint dir (default: {' or '.join(CHECKPOINT_DIRS)}, then the shipped ones)",
+        metavar="DIR",
+        help="use a training run (runs/SKILL/RUN: that skill from the run, the others shipped) "
+        "or a folder of SKILL.pt files (default: the checkpoints shipped with the package)",
+    )
+    weights.add_argument(
+        "--newest-run",
+        action="store_true",
+        help="use each skill's newest training run under runs/ (skills never trained: shipped)",
     )
     p.add_argument("--episodes", type=int, default=50, help="number of episodes (default 50)")
     p.add_argument("--episodes-file", help="episode JSON(.gz) instead of generating episodes")
@@ -103,6 +110,7 @@ def parse_args(argv: list[str] | None = None) -> EvalArgs:
         skills=ns.skills,
         oracle=[n for n in ns.oracle.split(",") if n],
         checkpoints=ns.checkpoints,
+        newest_run=ns.newest_run,
         episodes=ns.episodes,
         episodes_file=ns.episodes_file,
         split=ns.split,
@@ -162,6 +170,12 @@ def _validate(args: EvalArgs) -> None:
         raise UsageError(f"--stop-mask-dist must be > 0, got {args.stop_mask_dist}")
     if args.videos < 0:
         raise UsageError(f"--videos must be >= 0, got {args.videos}")
+    if args.checkpoints and not Path(args.checkpoints).exists():
+        raise UsageError(
+            f"--checkpoints {args.checkpoints} does not exist; pass a training run "
+            "(runs/SKILL/RUN, see `ls runs/*/`) or a folder of SKILL.pt files, or drop it for "
+            "the shipped checkpoints"
+        )
 
 
 def default_out(args: EvalArgs) -> Path:

@@ -7,7 +7,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rearrange.eval.stats import stage_success_with_ci
+from rearrange.eval.expectations import expectation_note
+from rearrange.eval.stats import format_rate, stage_success_with_ci, wilson_interval
 
 RESULT_SCHEMA = 1
 
@@ -39,15 +40,24 @@ class EvalResult:
     episodes: list[EpisodeRecord] = field(default_factory=list)
     config: dict = field(default_factory=dict)
 
-    def stage_rows(self, seed: int = 0) -> list[tuple[float, float, float]]:
+    def stage_rows(self) -> list[tuple[float, float, float]]:
+        """(rate, low, high) per stage, with Wilson 95 % intervals."""
         reached = [e.stages_completed for e in self.episodes]
-        return stage_success_with_ci(reached, len(self.stage_names), seed=seed)
+        return stage_success_with_ci(reached, len(self.stage_names))
+
+    @property
+    def full_successes(self) -> int:
+        return sum(e.success for e in self.episodes)
 
     @property
     def full_success(self) -> float:
         if not self.episodes:
             return 0.0
-        return sum(e.success for e in self.episodes) / len(self.episodes)
+        return self.full_successes / len(self.episodes)
+
+    def full_success_ci(self) -> tuple[float, float]:
+        """Wilson 95 % interval of the full-task success rate."""
+        return wilson_interval(self.full_successes, len(self.episodes))
 
     def skill_legs(self) -> dict[str, tuple[int, int]]:
         """Per skill: (runs whose postcondition held, runs), over every plan step run in
@@ -65,16 +75,20 @@ class EvalResult:
 def format_table(result: EvalResult) -> str:
     lines = [
         f"{result.scenario} — {result.label} — {len(result.episodes)} episodes",
-        f"{'stage':<12} {'success':>8}   95% CI",
+        f"{'stage':<12} {'success':>8}   95% CI (Wilson)",
     ]
     for name, (mean, low, high) in zip(result.stage_names, result.stage_rows()):
         lines.append(f"{name:<12} {mean:>8.1%}   [{low:.1%}, {high:.1%}]")
-    lines.append(f"{'full task':<12} {result.full_success:>8.1%}")
+    low, high = result.full_success_ci()
+    lines.append(f"{'full task':<12} {result.full_success:>8.1%}   [{low:.1%}, {high:.1%}]")
     legs = result.skill_legs()
     if legs:
-        lines.append("skill legs (postcondition held / run): " + ", ".join(
-            f"{skill} {ok}/{n} ({ok / n:.0%})" for skill, (ok, n) in legs.items()
+        lines.append("skill legs (postcondition held / run, Wilson 95% CI): " + ", ".join(
+            f"{skill} {ok}/{n} ({format_rate(ok, n)})" for skill, (ok, n) in legs.items()
         ))  # fmt: skip
+    note = expectation_note(result.scenario, result.config)
+    if note:  # a configuration known to be weak: say so, as the README does
+        lines.append(note)
     return "\n".join(lines)
 
 
@@ -85,8 +99,10 @@ def write_json(result: EvalResult, path: Path) -> None:
         "scenario": result.scenario,
         "label": result.label,
         "stage_names": result.stage_names,
+        "interval": "Wilson score, 95%",
         "stage_success": [{"mean": m, "ci_low": lo, "ci_high": hi} for m, lo, hi in rows],
         "full_success": result.full_success,
+        "full_success_ci": list(result.full_success_ci()),
         "skill_legs": {
             skill: {"ok": ok, "runs": n} for skill, (ok, n) in result.skill_legs().items()
         },
@@ -121,11 +137,14 @@ def write_csv(result: EvalResult, path: Path) -> None:
         writer.writerow(["scenario", "label", "stage", "success", "ci_low", "ci_high"])
         for name, (mean, low, high) in zip(result.stage_names, result.stage_rows()):
             writer.writerow([result.scenario, result.label, name, mean, low, high])
-        writer.writerow([result.scenario, result.label, "full_task", result.full_success, "", ""])
+        low, high = result.full_success_ci()
+        writer.writerow(
+            [result.scenario, result.label, "full_task", result.full_success, low, high]
+        )
 
 
 def plot_results(results: list[EvalResult], path: Path) -> None:
-    """Success vs interaction, one line per run, with CI bands (the paper's Fig. 6)."""
+    """Success vs interaction, one line per run, with Wilson 95 % bands (the paper's Fig. 6)."""
     import matplotlib
 
     matplotlib.use("Agg")

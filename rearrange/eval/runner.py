@@ -19,11 +19,27 @@ def _fix_hint(name: str) -> str:
 
 
 def find_skill_checkpoint(args: EvalArgs, name: str, base_movement: bool = False) -> Path:
-    """The checkpoint of skill `name`: in --checkpoints if given, else a trained run under
-    runs/ (the newest), else the one shipped with the package (`resolve_checkpoint`)."""
-    from rearrange.skills.learned import resolve_checkpoint
+    """The checkpoint of skill `name`: the shipped one unless --checkpoints or --newest-run
+    asks for a training run (`checkpoint_lookup.resolve_checkpoint`). A --checkpoints run of
+    another skill (runs/pick/RUN beside nav and place) leaves this one shipped; with
+    --newest-run a skill that was never trained stays shipped too (`load_skills` fails only
+    when no skill of the plan has a run)."""
+    from rearrange.skills.checkpoint_lookup import (
+        newest_run_checkpoint,
+        resolve_checkpoint,
+        run_dir_of,
+        run_skill,
+    )
 
-    return resolve_checkpoint(name, base_movement, args.checkpoints)
+    given = args.checkpoints
+    run = run_dir_of(given) if given else None
+    if run is not None and run_skill(run) != name:
+        given = None
+    if args.newest_run:
+        found = newest_run_checkpoint(name, base_movement)
+        if found is not None:
+            return found
+    return resolve_checkpoint(name, base_movement, given)
 
 
 def oracle_names(args: EvalArgs, names: list[str]) -> list[str]:
@@ -42,8 +58,10 @@ def load_skills(args: EvalArgs, names: list[str]) -> dict[str, Skill]:
     learned = [n for n in names if n not in scripted]
     if not learned:
         return skills
-    from rearrange.skills.learned import LearnedSkill, describe_checkpoint
+    from rearrange.skills.checkpoint_lookup import RUNS_DIR, describe_checkpoint, run_dir_of
+    from rearrange.skills.learned import LearnedSkill
 
+    _check_checkpoints_arg(args, learned)
     paths, missing = {}, []
     for n in learned:  # NoNav manipulation skills need base-movement checkpoints
         try:
@@ -52,15 +70,45 @@ def load_skills(args: EvalArgs, names: list[str]) -> dict[str, Skill]:
             missing.append(n)
     if missing:
         variant = " base-movement" if moving else ""
-        where = f"in {args.checkpoints}" if args.checkpoints else "(none trained or shipped)"
+        where = f"in {args.checkpoints}" if args.checkpoints else "(none shipped)"
         raise SkillError(
             f"no learned{variant} checkpoint for {', '.join(missing)} {where}: train with `python -m rearrange.train_skill {missing[0]} --profile "
             f"cpu`, run them scripted with `--oracle {','.join(missing)}`, or all with `--skills oracle`"
+        )
+    if args.newest_run and not any(run_dir_of(p.parent) for p in paths.values()):
+        first = learned[0]
+        raise SkillError(
+            f"--newest-run: no training run of {', '.join(learned)} under {RUNS_DIR}/ (no "
+            f"{RUNS_DIR}/SKILL/*/checkpoints/latest.pt); train one with `python -m "
+            f"rearrange.train_skill {first} --profile cpu` or drop --newest-run for the "
+            "shipped checkpoints"
         )
     for n in learned:
         print(f"skill {n}: {describe_checkpoint(paths[n])}", flush=True)
         skills[n] = LearnedSkill(paths[n], device=args.device, skill_name=n)
     return skills
+
+
+def _check_checkpoints_arg(args: EvalArgs, learned: list[str]) -> None:
+    """--checkpoints must name an existing folder; a training run must be of a learned skill
+    the plans use (else it would change nothing, silently)."""
+    if not args.checkpoints:
+        return
+    from rearrange.skills.checkpoint_lookup import check_checkpoint_path, run_dir_of, run_skill
+
+    path = check_checkpoint_path(args.checkpoints)
+    if path.is_file():
+        raise SkillError(
+            f"--checkpoints {path} is a file, but the plans run several skills: pass a training "
+            "run (runs/SKILL/RUN) or a folder of SKILL.pt files (`python -m rearrange.eval_skill "
+            "SKILL --checkpoints FILE` evaluates one file)"
+        )
+    run = run_dir_of(path)
+    if run is not None and run_skill(run) not in learned:
+        raise SkillError(
+            f"--checkpoints {path} is a training run of {run_skill(run)!r}, which these plans "
+            f"do not run as a learned skill (they run {', '.join(learned)})"
+        )
 
 
 def manip_base_movement(args: EvalArgs) -> bool:
@@ -227,6 +275,7 @@ def _config_dict(args: EvalArgs) -> dict:
         "skills",
         "oracle",
         "checkpoints",
+        "newest_run",
         "episodes",
         "episodes_file",
         "split",

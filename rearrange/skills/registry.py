@@ -29,20 +29,22 @@ def make_skill(
     checkpoint_dir: str | Path | None = None,
     device: str = "cpu",
     base_movement: bool = False,
+    newest_run: bool = False,
 ) -> Skill:
     """An oracle (scripted, privileged) or learned (VER checkpoint) skill by name.
 
-    Learned skills load CHECKPOINT_DIR/SKILL.pt, or the newest train_skill run under
-    CHECKPOINT_DIR/SKILL/; without a dir, a trained run under runs/ (where
-    `python -m rearrange.train_skill` writes), else the checkpoint shipped with the package
-    (`learned.resolve_checkpoint`). Their base movement comes from the checkpoint.
+    Learned skills load the checkpoint shipped with the package unless asked otherwise
+    (`checkpoint_lookup.resolve_checkpoint`): `checkpoint_dir` names a file, a train_skill
+    run (runs/SKILL/RUN) or a folder of SKILL.pt files or runs; `newest_run` takes the
+    skill's newest run under runs/. Their base movement comes from the checkpoint.
     """
     check_skill_name(skill_name)
     if kind == "oracle":
         return make_oracle(skill_name, base_movement)
     if kind == "learned":
-        from rearrange.skills.learned import LearnedSkill, resolve_checkpoint
+        from rearrange.skills.checkpoint_lookup import resolve_checkpoint
+        from rearrange.skills.learned import LearnedSkill
 
-        path = resolve_checkpoint(skill_name, base_movement, checkpoint_dir)
+        path = resolve_checkpoint(skill_name, base_movement, checkpoint_dir, newest_run)
         return LearnedSkill(path, device=device, skill_name=skill_name)
     raise SkillError(f"unknown skill kind {kind!r}; use one of: {', '.join(SKILL_KINDS)}")

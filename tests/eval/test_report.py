@@ -29,6 +29,14 @@ def test_bootstrap_ci_brackets_mean_and_degenerates_on_constant():
     assert 0.35 < low and high < 0.65
 
 
+def test_report_intervals_are_binomial_not_degenerate():
+    # 3 of 3 episodes: the bootstrap printed [100.0%, 100.0%]; Wilson 95 % is [43.9, 100] %
+    eps = [EpisodeRecord(str(k), 1, True, 100) for k in range(3)]
+    text = format_table(EvalResult("tidy_house", "TP-SRL", ["pick_1"], eps))
+    assert "pick_1         100.0%   [43.9%, 100.0%]" in text
+    assert "full task      100.0%   [43.9%, 100.0%]" in text
+
+
 def _result():
     eps = [
         EpisodeRecord("a", 2, True, 100),
@@ -47,6 +55,12 @@ def test_json_round_trip_and_csv(tmp_path):
     assert rows[1][2:4] == ["pick 1", "1.0"]
     assert rows[2][2:4] == ["place 1", "0.5"]
     assert rows[3][2:4] == ["full_task", "0.5"]
+    # Wilson 95 % of 1/2: [0.0945, 0.9055]
+    assert [round(float(x), 4) for x in rows[3][4:6]] == [0.0945, 0.9055]
+    payload = json.loads((tmp_path / "r.json").read_text())
+    assert payload["full_success_ci"] == pytest.approx([0.094531, 0.905469], abs=1e-6)
+    # stage 1, 2 of 2: low = n / (n + z²) = 2 / 5.841459
+    assert payload["stage_success"][0]["ci_low"] == pytest.approx(0.342380, abs=1e-6)
     assert "full task" in format_table(result)
 
 
@@ -77,7 +91,10 @@ def test_skill_legs_count_each_plan_step_run():
     result = EvalResult("tidy_house", "TP-SRL", ["pick 1", "place 1"], eps)
     assert result.skill_legs() == {"nav": (3, 4), "pick": (1, 2), "place": (1, 1)}
     assert list(result.skill_legs()) == ["nav", "pick", "place"]
-    assert "nav 3/4 (75%), pick 1/2 (50%), place 1/1 (100%)" in format_table(result)
+    # Wilson 95 %: 3/4 -> [30.1, 95.4] %, 1/2 -> [9.5, 90.5] %, 1/1 -> [1/(1 + z²), 1] = [20.7, 100]
+    assert "nav 3/4 (75% [30, 95]), pick 1/2 (50% [9, 91]), place 1/1 (100% [21, 100])" in (
+        format_table(result)
+    )
     assert "skill legs" not in format_table(_result())  # no runs recorded: no line
 
 

@@ -22,7 +22,7 @@ def test_oracle_pick_table_json_and_video(tmp_path, capsys):
                "--video-dir", str(tmp_path), "--json", str(out)])  # fmt: skip
     assert rc == 0
     text = capsys.readouterr().out
-    assert "| skill | checkpoint | episodes | success |" in text
+    assert "| skill | checkpoint | episodes | success [95% CI] |" in text
     assert "| pick | oracle | 2 |" in text
     data = json.loads(out.read_text())
     assert data["episodes"] == 2 and len(data["results"]) == 2
@@ -37,7 +37,7 @@ def test_oracle_pick_table_json_and_video(tmp_path, capsys):
         (["fly"], "unknown skill 'fly'"),
         (["pick", "--episodes", "0"], "--episodes must be >= 1"),
         (["nav", "--base-movement"], "drop --base-movement"),
-        (["pick", "--checkpoints", "/nonexistent/dir"], "no checkpoint for skill 'pick'"),
+        (["pick", "--checkpoints", "/nonexistent/dir"], "--checkpoints /nonexistent/dir does not"),
         (["nav", "--set", "warp=1"], "--set warp: not a settable TaskConfig field"),
         (["nav", "--set", "thresholds.warp=1"], "--set thresholds.warp: not a settable"),
         (["nav", "--set", "nav_hold_prob"], "write FIELD=VALUE"),
@@ -83,4 +83,6 @@ def test_table_row_means_and_collision_steps():
         EpisodeResult("b", True, 200, "success", "", 7.0, collisions=0),
         EpisodeResult("c", False, 400, "truncated", "timeout", -1.0, collisions=9),
     ]
-    assert table_row(r) == "| nav | nav.pt | 3 | 67% | 150 | 5.00 | 4.0 | timeout 1 |"
+    # success 2/3 with its Wilson 95 % interval [20.8, 93.9] %
+    assert table_row(r) == "| nav | nav.pt | 3 | 67% [21, 94] | 150 | 5.00 | 4.0 | timeout 1 |"
+    assert r.to_dict()["success_ci"] == pytest.approx([0.207660, 0.938508], abs=1e-6)

@@ -1,5 +1,6 @@
-"""Shipped checkpoints: export writes weights + manifest with measured success, lookup order,
-base-movement matching, and every checkpoint actually shipped loads and acts."""
+"""Shipped checkpoints: export writes weights + manifest with measured success, base movement
+read from the checkpoint, and every checkpoint actually shipped loads and acts (which one a
+skill loads: test_checkpoint_lookup.py)."""
 
 import json
 
@@ -7,9 +8,8 @@ import numpy as np
 import pytest
 from skills_testlib import train_ckpt
 
-from rearrange.skills import SkillError
 from rearrange.skills import pretrained as pre
-from rearrange.skills.learned import LearnedSkill, resolve_checkpoint
+from rearrange.skills.learned import LearnedSkill
 
 
 def test_export_measures_success_and_writes_compact_weights(tmp_path):
@@ -39,29 +39,6 @@ def test_export_measures_success_and_writes_compact_weights(tmp_path):
     for name, value in skill.policy.state_dict().items():  # fp16 round trip of fp32 weights
         assert torch.allclose(value, policy.state_dict()[name], atol=1e-2, rtol=1e-3)
     assert skill.base_movement is False and skill.observation_preset == "state"
-
-
-def test_lookup_prefers_trained_runs_then_shipped(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    shipped_dir = tmp_path / "shipped"
-    shipped_dir.mkdir()
-    monkeypatch.setattr(pre, "PRETRAINED_DIR", shipped_dir)
-    with pytest.raises(SkillError, match="none shipped with the package") as err:
-        resolve_checkpoint("pick")
-    assert "\n" not in str(err.value) and "--profile cpu" in str(err.value)
-    (shipped_dir / "pick.pt").write_bytes(b"x")
-    assert resolve_checkpoint("pick") == shipped_dir / "pick.pt"
-    with pytest.raises(SkillError, match="with base movement"):
-        resolve_checkpoint("pick", base_movement=True)
-    run = tmp_path / "runs" / "pick" / "r1"
-    train_ckpt(run / "checkpoints" / "latest.pt")
-    (run / "config.yaml").write_text(
-        "skill: pick\nbase_movement: false\ntask:\n  base_movement: false\n"
-    )
-    assert resolve_checkpoint("pick").resolve() == (run / "checkpoints" / "latest.pt").resolve()
-    # a fixed-base run is not used for the base-movement variant: the shipped _bm file is
-    (shipped_dir / "pick_bm.pt").write_bytes(b"x")
-    assert resolve_checkpoint("pick", base_movement=True) == shipped_dir / "pick_bm.pt"
 
 
 def test_learned_skill_reads_base_movement_from_the_checkpoint(tmp_path):

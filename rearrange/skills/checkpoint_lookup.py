@@ -1,0 +1,177 @@
+"""Which checkpoint a learned skill loads: the shipped one unless a training run is asked for.
+
+The default is always the checkpoint shipped in `rearrange/skills/pretrained/`, whatever is
+under runs/: a 2-minute interrupted training run used to replace the shipped pick silently
+(tidy_house 67 % instead of 100 % on 3 episodes). A run's weights are used only when asked
+for, by `--checkpoints PATH` (a train_skill run runs/SKILL/RUN, a folder of SKILL.pt files,
+or a folder of runs such as runs/) or by `--newest-run` (the skill's newest train_skill run
+under runs/). Errors are one line naming the path and the fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rearrange.skills.base import SkillError
+
+# Where `python -m rearrange.train_skill` writes: runs/SKILL/<run>/checkpoints/latest.pt.
+RUNS_DIR = Path("runs")
+
+
+def _train_hint(skill_name: str, base_movement: bool = False) -> str:
+    flag = " --base-movement" if base_movement else ""
+    return f"`python -m rearrange.train_skill {skill_name}{flag} --profile cpu`"
+
+
+def run_dir_of(path: str | Path) -> Path | None:
+    """The train_skill run `path` names (runs/SKILL/RUN, or its checkpoints/ folder), else None."""
+    path = Path(path)
+    if (path / "checkpoints" / "latest.pt").is_file():
+        return path
+    if path.name == "checkpoints" and (path / "latest.pt").is_file():
+        return path.parent
+    return None
+
+
+def _run_config(run_dir: Path):
+    """A run's config.yaml (None if missing or unreadable)."""
+    try:
+        from omegaconf import OmegaConf
+
+        return OmegaConf.load(run_dir / "config.yaml")
+    except Exception:  # no or unreadable config: cannot tell
+        return None
+
+
+def run_skill(run_dir: Path) -> str:
+    """The skill a run trained: its config.yaml's `skill`, else the folder above it
+    (train_skill's runs/SKILL/RUN layout)."""
+    cfg = _run_config(run_dir)
+    skill = cfg.get("skill") if cfg is not None else None
+    return str(skill) if skill else run_dir.parent.name
+
+
+def _run_base_movement(run_dir: Path) -> bool | None:
+    """base_movement of a train_skill run, from its config.yaml (None if unreadable)."""
+    cfg = _run_config(run_dir)
+    if cfg is None:
+        return None
+    return bool(cfg.get("task", {}).get("base_movement", cfg.get("base_movement", False)))
+
+
+def _newest_runs(skill_dir: Path, base_movement: bool | None) -> list[Path]:
+    """latest.pt of every run under skill_dir, oldest first; with `base_movement` given, only
+    runs trained that way (or that do not say)."""
+    runs = sorted(skill_dir.glob("*/checkpoints/latest.pt"), key=lambda p: p.stat().st_mtime)
+    if base_movement is None:
+        return runs
+    return [r for r in runs if _run_base_movement(r.parent.parent) in (base_movement, None)]
+
+
+def find_checkpoint(
+    checkpoint_dir: str | Path, skill_name: str, base_movement: bool | None = None
+) -> Path:
+    """The checkpoint of `skill_name` in the folder `checkpoint_dir`, which the user named.
+
+    A train_skill run (runs/SKILL/RUN) gives its checkpoints/latest.pt (it must be a run of
+    `skill_name`). Any other folder: SKILL.pt (SKILL_bm.pt for base movement), SKILL/latest.pt,
+    then the newest run SKILL/<run>/checkpoints/latest.pt (with `base_movement` given, only
+    runs trained that way), then the newest SKILL/*.pt.
+    """
+    root = Path(checkpoint_dir)
+    run = run_dir_of(root)
+    if run is not None:
+        trained = run_skill(run)
+        if trained != skill_name:
+            raise SkillError(
+                f"{root} is a training run of {trained!r}, not of {skill_name!r}; pass a run "
+                f"of {skill_name} (runs/{skill_name}/RUN) or drop --checkpoints for the "
+                "shipped checkpoint"
+            )
+        return run / "checkpoints" / "latest.pt"
+    sub = root / skill_name
+    names = [f"{skill_name}_bm.pt"] if base_movement else [f"{skill_name}.pt"]
+    for cand in (*(root / n for n in names), sub / "latest.pt"):
+        if cand.is_file():
+            return cand
+    runs = _newest_runs(sub, base_movement)
+    loose = sorted(sub.glob("*.pt"), key=lambda p: p.stat().st_mtime)
+    if runs or loose:
+        return (runs or loose)[-1]
+    raise SkillError(
+        f"no checkpoint for skill {skill_name!r} under {root} (looked for {', '.join(names)}, "
+        f"{skill_name}/<run>/checkpoints/latest.pt); train it with "
+        f"{_train_hint(skill_name, bool(base_movement))} or run with `--skills oracle`"
+    )
+
+
+def newest_run_checkpoint(
+    skill_name: str, base_movement: bool = False, runs_dir: str | Path = RUNS_DIR
+) -> Path | None:
+    """latest.pt of the skill's newest train_skill run under runs_dir (trained with the same
+    base movement; nav always moves its base), or None."""
+    runs = _newest_runs(Path(runs_dir) / skill_name, None if skill_name == "nav" else base_movement)
+    return runs[-1] if runs else None
+
+
+def check_checkpoint_path(path: str | Path, skill_name: str = "SKILL") -> Path:
+    """`path` as given to --checkpoints, which must exist: one line naming it and the fix."""
+    path = Path(path)
+    if not path.exists():
+        raise SkillError(
+            f"--checkpoints {path} does not exist; pass a training run (runs/{skill_name}/RUN, "
+            "see `ls runs/*/`), a checkpoint file or a folder of SKILL.pt files, or drop "
+            "--checkpoints for the shipped checkpoints"
+        )
+    return path
+
+
+def resolve_checkpoint(
+    skill_name: str,
+    base_movement: bool = False,
+    checkpoint_dir: str | Path | None = None,
+    newest_run: bool = False,
+) -> Path:
+    """Where a learned skill's weights come from: the file or folder `checkpoint_dir` if given
+    (see `find_checkpoint`); with `newest_run`, the skill's newest train_skill run under
+    runs/; else, always, the checkpoint shipped with the package."""
+    if checkpoint_dir is not None and newest_run:
+        raise SkillError("--checkpoints and --newest-run both name the weights: pass one")
+    if checkpoint_dir is not None:
+        path = check_checkpoint_path(checkpoint_dir, skill_name)
+        return path if path.is_file() else find_checkpoint(path, skill_name, base_movement)
+    variant = " with base movement" if base_movement and skill_name != "nav" else ""
+    if newest_run:
+        found = newest_run_checkpoint(skill_name, base_movement)
+        if found is None:
+            raise SkillError(
+                f"--newest-run: no training run of {skill_name!r}{variant} under "
+                f"{RUNS_DIR / skill_name}/ (no */checkpoints/latest.pt); train one with "
+                f"{_train_hint(skill_name, bool(variant))} or drop --newest-run for the "
+                "shipped checkpoint"
+            )
+        return found
+    from rearrange.skills.pretrained import pretrained_path
+
+    shipped = pretrained_path(skill_name, base_movement)
+    if shipped is not None:
+        return shipped
+    raise SkillError(
+        f"no checkpoint for skill {skill_name!r}{variant} shipped with the package; train "
+        f"one with {_train_hint(skill_name, bool(variant))} and pass --newest-run, or use "
+        "oracle skills"
+    )
+
+
+def describe_checkpoint(path: Path) -> str:
+    """One line saying which checkpoint a skill uses: shipped ones with their manifest's
+    training steps and val success, training runs marked as such."""
+    from rearrange.skills.pretrained import read_manifest
+
+    m = read_manifest(path)
+    if not m:
+        run = run_dir_of(Path(path).parent)
+        return f"{path} (training run, not the shipped checkpoint)" if run else str(path)
+    rate = m.get("val_success")
+    rate_txt = f", {rate:.0%} on {m.get('val_episodes')} val episodes" if rate is not None else ""
+    return f"{path} (shipped; {m.get('steps', 0):,} steps{rate_txt})"
