@@ -23,6 +23,7 @@ import torch
 from rearrange.config import SKILLS, ConfigError, TrainConfig, compose_train_config, config_to_yaml
 from rearrange.logs import configure_logging
 from rearrange.ver_backend.checkpoint import CheckpointError, find_latest
+from rearrange.ver_backend.distributed import rank_device
 from rearrange.ver_backend.env_worker import EnvWorkerError, TaskEnvFactory
 from rearrange.ver_backend.synthetic_env import SyntheticEnvFactory
 from rearrange.ver_backend.trainer import Trainer, TrainSetup
@@ -168,7 +169,8 @@ def make_setup(cfg: TrainConfig, run_dir: Path) -> TrainSetup:
     else:
         rank = int(os.environ.get("RANK", "0"))
         seed = cfg.ver.seed + 100_003 * rank
-        factory = TaskEnvFactory(cfg.skill, cfg.task, "train", seed)
+        render = str(rank_device(cfg.ver.device))  # env workers render on the rank's GPU
+        factory = TaskEnvFactory(cfg.skill, cfg.task, "train", seed, render_device=render)
     return TrainSetup(
         env_factory=factory,
         policy_builder=functools.partial(build_policy_for, model_cfg=cfg.model),

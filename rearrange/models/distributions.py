@@ -17,8 +17,20 @@ class DiagGaussian:
         self.mean = mean
         self.log_std = log_std.expand_as(mean)
 
-    def sample(self) -> torch.Tensor:
-        return self.mean + torch.randn_like(self.mean) * self.log_std.exp()
+    def sample(self, noise: torch.Tensor | None = None) -> torch.Tensor:
+        """mean + std * noise; noise [B, A] standard normal, drawn here (randn_like) if None.
+
+        Passing the noise lets a caller draw it elsewhere (e.g. outside a CUDA graph) and
+        makes the sample reproducible; zeros give the mode.
+        """
+        if noise is None:
+            noise = torch.randn_like(self.mean)
+        elif noise.shape != self.mean.shape:
+            raise ValueError(
+                f"noise has shape {tuple(noise.shape)}, expected {tuple(self.mean.shape)} "
+                "(one standard-normal value per action dimension)"
+            )
+        return self.mean + noise.to(self.mean.dtype) * self.log_std.exp()
 
     def mode(self) -> torch.Tensor:
         return self.mean

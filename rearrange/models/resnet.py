@@ -125,6 +125,13 @@ class VisualEncoder(nn.Module):
         )
         self.feature_map_shape = (comp_ch, h, w)
         self.output_size = config.visual_embedding_size
+        # channels_last: convert the conv weights once; in-place updates (init, optimizer,
+        # load_state_dict, .to(device)) keep their layout. Flatten restores NCHW order.
+        self.channels_last = config.channels_last
+        if self.channels_last:
+            self.to(memory_format=torch.channels_last)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
         return self.fc(self.compression(self.backbone(x)))

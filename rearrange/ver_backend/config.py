@@ -65,6 +65,9 @@ class PPOConfig:
     """Truncation of the VER IS weight inside the loss."""
     max_grad_norm: float = 0.2
     """Global gradient-norm clip of the policy parameters (habitat-baselines default)."""
+    autocast_bf16: bool = False
+    """Run the policy's forward in the PPO update under bf16 autocast (the loss stays fp32).
+    Off by default: keep it only where a benchmark shows it helps (benchmarks/RESULTS.md)."""
     max_consecutive_skips: int = 3
     """Raise `TrainingDivergedError` after this many consecutive optimiser steps skipped for a
     non-finite loss or gradient."""
@@ -163,6 +166,9 @@ class VERConfig:
     separate gloo group)."""
     serial: bool = False
     """Run env workers, inference and learning in one process (debugging, fast tests)."""
+    cuda_graphs: bool = True
+    """On a CUDA device, replay the acting step as one CUDA graph per batch-size bucket
+    (graph_acting.py): the eager forward is kernel-launch bound there. No effect on CPU."""
     checkpoint_interval: int = 100
     """Write a checkpoint every this many updates (and at the end)."""
     checkpoint_dir: str = "checkpoints"

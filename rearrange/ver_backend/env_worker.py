@@ -3,9 +3,14 @@
 Worker i waits for a STEP command on its pipe, reads its action from the shared `actions`
 array, steps the env (auto-resetting at episode end), writes observation/reward/flags into
 row i of the shared arrays (plus, when the episode was truncated by a time limit, its final
-observation, so the learner can bootstrap from it) and answers STEP_DONE (with the finished episode's summary, if
-any). The inference worker waits on all pipes plus every process sentinel at once, so a
-dead worker is noticed immediately instead of hanging.
+observation, so the learner can bootstrap from it) and answers STEP_DONE (with the finished
+episode's summary, if any). The inference worker waits on all pipes plus every process
+sentinel at once (one epoll selector registered at start), so a dead worker is noticed
+immediately instead of hanging.
+
+The pipes carry one-byte messages (`send_bytes`, no pickling) on the hot path: a step costs
+the main process one small write and one small read per env; only an episode's summary or a
+worker's error is pickled.
 
 `SerialEnvPool` runs the same `EnvRunner` in-process (debugging, fast tests).
 """
@@ -17,6 +22,8 @@ import enum
 import math
 import multiprocessing as mp
 import os
+import pickle
+import selectors
 import signal
 import sys
 import time
@@ -25,7 +32,7 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 from typing import Any
 
 import gymnasium as gym
@@ -45,14 +52,26 @@ PollPriority = Callable[[int], Any]
 SINGLE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LP_NUM_THREADS": "1"}
 
 
-class WorkerCmd(enum.IntEnum):
-    STEP = 0
-    CLOSE = 1
+class WorkerCmd(bytes, enum.Enum):
+    STEP = b"S"
+    CLOSE = b"C"
 
 
-class WorkerMsg(enum.IntEnum):
-    STEP_DONE = 0  # new observation in shared memory (payload: finished-episode info or None)
-    ERROR = 1  # payload: (one-line exception, traceback)
+class WorkerMsg(bytes, enum.Enum):
+    STEP_DONE = b"D"  # new observation in shared memory, no episode ended
+    EPISODE = b"P"  # the same, followed by the pickled finished-episode summary
+    ERROR = b"E"  # followed by the pickled (one-line exception, traceback)
+
+
+_STEP = WorkerCmd.STEP.value
+_DONE = WorkerMsg.STEP_DONE.value
+
+
+def encode_reply(episode: dict[str, Any] | None) -> bytes:
+    """A worker's answer to STEP: one byte, plus the episode summary when one ended."""
+    if episode is None:
+        return _DONE
+    return WorkerMsg.EPISODE.value + pickle.dumps(episode, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class EnvWorkerError(RuntimeError):
@@ -81,10 +100,15 @@ class TaskEnvFactory:
     config: Any
     split: str = "train"
     seed: int = 0
+    render_device: str | None = None
+    """Torch device of the trainer ('cuda:1'): with MUJOCO_GL=egl the env renders on that GPU
+    (rearrange/sim/egl_device.py); None or 'cpu': MuJoCo's default device."""
 
     def __call__(self, index: int) -> gym.Env:
+        from rearrange.sim.egl_device import select_egl_device
         from rearrange.tasks import make_env
 
+        select_egl_device(self.render_device)  # before the env's first renderer
         return make_env(self.task, self.config, self.split, self.seed + index)
 
 
@@ -145,27 +169,30 @@ def _set_low_priority(nice: int) -> None:
         os.nice(nice)
 
 
-def worker_main(index: int, factory: EnvFactory, specs, conn: Connection, seed: int, nice: int):
+def worker_main(
+    index: int, factory: EnvFactory, specs, layout, conn: Connection, seed: int, nice: int
+):
     """Entry point of env worker `index` (runs in its own process)."""
     # Ctrl-C goes to the whole process group: let the main process shut workers down cleanly.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _set_low_priority(nice)
     buffers, env = None, None
     try:
-        buffers = attach_buffers(specs)
+        buffers = attach_buffers(specs, layout)
         if "torch" in sys.modules:
             sys.modules["torch"].set_num_threads(1)
         env = factory(index)
         runner = EnvRunner(index, env, buffers)
         runner.reset(seed)
-        conn.send((WorkerMsg.STEP_DONE, None))
-        while conn.recv() == WorkerCmd.STEP:
-            conn.send((WorkerMsg.STEP_DONE, runner.step()))
+        conn.send_bytes(_DONE)
+        while conn.recv_bytes() == _STEP:
+            conn.send_bytes(encode_reply(runner.step()))
     except (EOFError, BrokenPipeError):
         pass  # the main process went away
     except BaseException as exc:  # noqa: BLE001 - reported to the main process, then exit
         with contextlib.suppress(Exception):
-            conn.send((WorkerMsg.ERROR, (f"{type(exc).__name__}: {exc}", traceback.format_exc())))
+            error = (f"{type(exc).__name__}: {exc}", traceback.format_exc())
+            conn.send_bytes(WorkerMsg.ERROR.value + pickle.dumps(error))
     finally:
         if env is not None:
             with contextlib.suppress(Exception):
@@ -213,7 +240,15 @@ class ProcessEnvPool:
                 parent, child = ctx.Pipe(duplex=True)
                 proc = ctx.Process(
                     target=worker_main,
-                    args=(i, factory, self.buffers.specs, child, int(seeds[i]), nice),
+                    args=(
+                        i,
+                        factory,
+                        self.buffers.specs,
+                        self.buffers.layout,
+                        child,
+                        int(seeds[i]),
+                        nice,
+                    ),
                     daemon=True,
                     name=f"env-worker-{i}",
                 )
@@ -221,13 +256,17 @@ class ProcessEnvPool:
                 child.close()
                 self._conns.append(parent)
                 self._procs.append(proc)
-        self._env_of = {id(c): i for i, c in enumerate(self._conns)}
-        self._env_of.update({p.sentinel: i for i, p in enumerate(self._procs)})
+        # One selector for the pool's life: registering 2N fds per wait would cost more than
+        # the wait itself at zero-cost envs. key.data: (env index, is the process sentinel).
+        self._selector = selectors.DefaultSelector()
+        for i, (conn, proc) in enumerate(zip(self._conns, self._procs)):
+            self._selector.register(conn.fileno(), selectors.EVENT_READ, (i, False))
+            self._selector.register(proc.sentinel, selectors.EVENT_READ, (i, True))
 
     def step(self, env_ids: Sequence[int]) -> None:
         for i in env_ids:
             try:
-                self._conns[i].send(WorkerCmd.STEP)
+                self._conns[i].send_bytes(_STEP)
             except (BrokenPipeError, OSError):
                 self._raise_dead(i)
 
@@ -238,25 +277,25 @@ class ProcessEnvPool:
 
         When more than `limit` are ready, those with the smallest `priority(env_id)` are
         taken (env index order without one); the others stay unread in their pipes."""
-        waitables = [*self._conns, *(p.sentinel for p in self._procs)]
-        ready = wait(waitables, timeout=max(0.0, timeout))
         envs = []
-        for obj in ready:
-            if isinstance(obj, int):  # a sentinel: that worker exited
-                i = self._env_of[obj]
-                if not self._conns[i].poll():
-                    self._raise_dead(i)
-                continue
-            envs.append(self._env_of[id(obj)])
+        for key, _ in self._selector.select(max(0.0, timeout)):
+            i, is_sentinel = key.data
+            if not is_sentinel:
+                envs.append(i)
+            elif not self._conns[i].poll():  # the worker exited and left no message
+                self._raise_dead(i)
         envs.sort(key=priority)
         return [self._receive(i) for i in envs[:limit]]
 
     def _receive(self, i: int) -> StepResult:
         try:
-            kind, payload = self._conns[i].recv()
+            message = self._conns[i].recv_bytes()
         except (EOFError, OSError):
             self._raise_dead(i)
-        if kind == WorkerMsg.ERROR:
+        if message == _DONE:
+            return StepResult(i)
+        kind, payload = message[:1], pickle.loads(message[1:])
+        if kind == WorkerMsg.ERROR.value:
             raise EnvWorkerError(
                 f"env {i} raised {payload[0]}\n--- worker traceback ---\n{payload[1]}"
             )
@@ -281,13 +320,14 @@ class ProcessEnvPool:
     def close(self) -> None:
         for conn in self._conns:
             with contextlib.suppress(Exception):
-                conn.send(WorkerCmd.CLOSE)
+                conn.send_bytes(WorkerCmd.CLOSE.value)
         deadline = time.monotonic() + 5.0
         for proc in self._procs:
             proc.join(timeout=max(0.0, deadline - time.monotonic()))
             if proc.is_alive():
                 proc.terminate()
                 proc.join(timeout=1.0)
+        self._selector.close()
         for conn in self._conns:
             conn.close()
         self.buffers.close()

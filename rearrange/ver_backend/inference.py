@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from rearrange.ver_backend.host_cost import HostCost
 from rearrange.ver_backend.rollout_storage import RolloutStorage
 from rearrange.ver_backend.shared_memory import SharedBuffers
 
@@ -33,6 +34,13 @@ def lagging_key(storage: RolloutStorage):
     """Sort key of an env id: fewest steps this rollout, then fewest in the run, then index."""
     this_rollout, total = storage.steps_this_rollout, storage.total_collected
     return lambda e: (int(this_rollout[e]), int(total[e]), int(e))
+
+
+def lagging_order(storage: RolloutStorage, env_ids: Sequence[int]) -> np.ndarray:
+    """Positions of `env_ids` sorted by `lagging_key`, ties in the given order (vectorised)."""
+    ids = np.asarray(env_ids, np.int64)
+    position = np.arange(len(ids))
+    return np.lexsort((position, storage.total_collected[ids], storage.steps_this_rollout[ids]))
 
 
 @dataclass
@@ -58,28 +66,42 @@ class DynamicBatcher:
 
     def select(self, ready: Sequence[int], key) -> list[int]:
         """Up to `max_batch` of `ready` (in arrival order), lagging envs first: `key(env)`
-        (see `lagging_key`) orders them, ties keep arrival order."""
+        (see `lagging_key`) orders them, ties keep arrival order. `key` may instead be the
+        RolloutStorage, whose lagging order is then computed vectorised."""
         limit = len(ready) if self.lockstep else self.max_batch
-        order = sorted(range(len(ready)), key=lambda k: (key(ready[k]), k))
+        if isinstance(key, RolloutStorage):
+            order = lagging_order(key, ready)
+        else:
+            order = sorted(range(len(ready)), key=lambda k: (key(ready[k]), k))
         return [ready[k] for k in order[:limit]]
 
 
 class InferenceWorker:
     """Runs the policy on a batch of envs, records the steps and returns the actions."""
 
-    def __init__(self, policy: nn.Module, storage: RolloutStorage, buffers: SharedBuffers):
+    def __init__(
+        self,
+        policy: nn.Module,
+        storage: RolloutStorage,
+        buffers: SharedBuffers,
+        acting=None,
+    ):
+        """`acting(obs, hidden, prev_action, not_done)` runs the policy's act step (default
+        `policy.act`; the trainer passes a `graph_acting.ActingStep`, CUDA graphs on GPU)."""
         self.policy, self.storage, self.buffers = policy, storage, buffers
+        self.acting = acting or policy.act
         self.device = storage.device
         self.batch_sizes: list[int] = []
         self.policy_version = 0
         self.inference_times: deque[float] = deque(maxlen=INFERENCE_TIME_WINDOW)
+        self.cost: HostCost | None = None
 
     @property
     def avg_inference_s(self) -> float:
         """Mean duration of the recent inference steps (`act` calls)."""
         if not self.inference_times:
             return DEFAULT_INFERENCE_S
-        return float(np.mean(self.inference_times))
+        return sum(self.inference_times) / len(self.inference_times)
 
     def batch_obs(self, env_ids: Sequence[int], final: bool = False) -> dict[str, torch.Tensor]:
         ids = np.asarray(env_ids, np.int64)
@@ -90,12 +112,22 @@ class InferenceWorker:
     def act(self, env_ids: Sequence[int]) -> None:
         """Act on the envs' current observations; writes actions into shared memory."""
         start = time.perf_counter()
-        obs = self.batch_obs(env_ids)
-        hidden, prev_action, not_done = self.storage.policy_inputs(env_ids)
-        value, action, log_prob, hidden_out = self.policy.act(obs, hidden, prev_action, not_done)
-        self.storage.insert(env_ids, obs, value, action, log_prob, hidden_out, self.policy_version)
-        self.buffers.actions[np.asarray(env_ids, np.int64)] = action.cpu().numpy()
-        self.batch_sizes.append(len(env_ids))
+        cost = self.cost
+        batch = self.storage.stage(env_ids, self.buffers.obs_rows)
+        t = cost.add("stage", start) if cost else 0.0
+        value, action, log_prob, hidden_out = self.acting(
+            batch.obs, batch.hidden, batch.prev_action, batch.not_done
+        )
+        if cost:
+            if cost.synchronize and self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)
+            t = cost.add("policy", t)
+        self.storage.commit(batch, value, action, log_prob, hidden_out, self.policy_version)
+        t = cost.add("commit", t) if cost else 0.0
+        self.buffers.actions[batch.env_ids] = action.cpu().numpy()
+        if cost:
+            cost.add("actions_d2h", t)
+        self.batch_sizes.append(len(batch.env_ids))
         self.inference_times.append(time.perf_counter() - start)
 
     @torch.no_grad()

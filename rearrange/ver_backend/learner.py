@@ -17,7 +17,6 @@ that skips steps with a non-finite loss or gradient and raises `TrainingDiverged
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
@@ -147,9 +146,11 @@ class Learner:
 
     def compute_losses(self, mb: MiniBatch) -> LossTerms:
         """Forward pass of the policy on `mb` and the weighted PPO loss."""
-        values, log_probs, entropy = self.policy.evaluate_actions(
-            mb.obs, mb.hidden, mb.prev_actions, mb.actions, mb.seq_lengths
-        )
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cfg.autocast_bf16):
+            values, log_probs, entropy = self.policy.evaluate_actions(
+                mb.obs, mb.hidden, mb.prev_actions, mb.actions, mb.seq_lengths
+            )
+        values, log_probs, entropy = values.float(), log_probs.float(), entropy.float()
         w = truncate_is_weights(mb.is_weights, self.cfg.max_is_weight)
         log_ratio = log_probs - mb.old_log_probs
         ratio = log_ratio.exp()
@@ -201,30 +202,25 @@ class Learner:
                 p.grad.fill_(float("nan"))
         self.grad_sync(self._synced_params())
 
-    def _step(self, mb: MiniBatch) -> dict[str, float] | None:
-        """One optimiser step; None when skipped for a non-finite loss or gradient."""
+    def _step(self, mb: MiniBatch) -> Tensor | None:
+        """One optimiser step; its STEP_STATS as one detached tensor (read back once per
+        update, not per step: each read is a device sync on a GPU), or None when skipped for
+        a non-finite loss or gradient."""
         losses = self.compute_losses(mb)
         self._backward(losses)
         grad_norm = nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm)
-        finite = (
-            bool(torch.isfinite(losses.total))
-            and bool(torch.isfinite(grad_norm))
-            and self.entropy_coef.grads_finite()
-        )
-        if not finite:
+        checks = [torch.isfinite(losses.total), torch.isfinite(grad_norm)]
+        if self.entropy_coef.log_alpha.grad is not None:
+            checks.append(torch.isfinite(self.entropy_coef.log_alpha.grad).all())
+        if not bool(torch.stack(checks).all()):  # the update's one sync per step
             self._record_skip(losses, grad_norm)
             return None
         self.optimizer.step()
         self.entropy_coef.step()
         self.consecutive_skips = 0
-        return {
-            "value_loss": float(losses.value_loss),
-            "action_loss": float(losses.action_loss),
-            "entropy": float(losses.entropy),
-            "grad_norm": float(grad_norm),
-            "approx_kl": float(losses.approx_kl),
-            "clip_fraction": float(losses.clip_fraction),
-        }
+        stats = (losses.value_loss, losses.action_loss, losses.entropy, grad_norm,
+                 losses.approx_kl, losses.clip_fraction)  # fmt: skip
+        return torch.stack([t.detach().float().reshape(()) for t in stats])
 
     def _record_skip(self, losses: LossTerms, grad_norm: Tensor) -> None:
         self.optimizer.zero_grad(set_to_none=True)
@@ -249,7 +245,7 @@ class Learner:
         self._apply_lr()
         with torch.no_grad():
             adv, returns, weights = self.prepare(rollout)
-        sums: dict[str, float] = defaultdict(float)
+        sums: Tensor | None = None
         done_steps = skipped = 0
         for _ in range(self.cfg.ppo_epoch):
             for mb in iter_minibatches(
@@ -260,11 +256,11 @@ class Learner:
                     skipped += 1
                     continue
                 done_steps += 1
-                for key, value in stats.items():
-                    sums[key] += value
+                sums = stats if sums is None else sums + stats
         # every key is always present (NaN when every step of this update was skipped)
         result = {key: float("nan") for key in STEP_STATS}
-        result.update({key: value / done_steps for key, value in sums.items()})
+        if sums is not None:
+            result.update(zip(STEP_STATS, (sums / done_steps).tolist()))
         result.update(
             entropy_coef=self.entropy_coef.value(),
             lr=self.current_lr,

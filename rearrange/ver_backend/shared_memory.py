@@ -1,10 +1,11 @@
 """Pre-allocated shared-memory arrays between env workers and the inference worker.
 
 Every per-step quantity (observations, reward, done flags, actions, and the final observation
-of an episode cut by its time limit) lives in one
-`multiprocessing.shared_memory` block per field, shaped [N, ...]. Env worker i writes row i
-and the inference worker reads it, so nothing observation-sized is pickled per step; the
-pipes only carry tiny notifications. numpy only: env workers never need to import torch.
+of an episode cut by its time limit) lives in one `multiprocessing.shared_memory` block per
+field, shaped [N, ...]. Observations are one block of packed rows (`obs_rows.ObsRowLayout`:
+every key at a fixed offset of row i), so a batch is gathered with one `np.take`. Env worker i
+writes row i and the inference worker reads it, so nothing observation-sized is pickled per
+step; the pipes only carry tiny notifications.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from multiprocessing import shared_memory
 
 import numpy as np
 from gymnasium import spaces
+
+from rearrange.ver_backend.obs_rows import ObsRowLayout
 
 # Per-env scalar fields written by env worker i after each step.
 SCALAR_FIELDS: dict[str, np.dtype] = {
@@ -44,6 +47,10 @@ class SharedBuffers:
     final_obs: dict[str, np.ndarray] = field(default_factory=dict)
     """Last observation of an episode that was truncated (the env auto-reset, so `obs` holds
     the next episode's first one); valid in row i only right after such a step."""
+    layout: ObsRowLayout | None = None
+    obs_rows: np.ndarray | None = None
+    """[N, row_bytes] uint8: the block behind `obs` (one row per env)."""
+    final_obs_rows: np.ndarray | None = None
     specs: dict[str, ArraySpec] = field(default_factory=dict)
     _blocks: list[shared_memory.SharedMemory] = field(default_factory=list, repr=False)
     _owner: bool = False
@@ -67,29 +74,36 @@ class SharedBuffers:
     def close(self) -> None:
         """Detach (and, in the creating process, free) the shared blocks."""
         self.obs, self.scalars, self.final_obs = {}, {}, {}
+        self.obs_rows = self.final_obs_rows = None
         self.actions = np.zeros(0)
         release_blocks(self._blocks, self._owner)
         self._blocks = []
 
 
 def _field_layout(
-    obs_space: spaces.Dict, action_space: spaces.Box, num_envs: int
+    rows: ObsRowLayout, action_space: spaces.Box, num_envs: int
 ) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    layout = {f"obs/{k}": ((num_envs, *s.shape), np.dtype(s.dtype)) for k, s in obs_space.items()}
-    for k, s in obs_space.items():
-        layout[f"final_obs/{k}"] = ((num_envs, *s.shape), np.dtype(s.dtype))
+    layout = {
+        "obs_rows": ((num_envs, rows.row_bytes), np.dtype(np.uint8)),
+        "final_obs_rows": ((num_envs, rows.row_bytes), np.dtype(np.uint8)),
+    }
     layout["actions"] = ((num_envs, *action_space.shape), np.dtype(np.float32))
     for name, dtype in SCALAR_FIELDS.items():
         layout[name] = ((num_envs,), dtype)
     return layout
 
 
-def _assemble(arrays: dict[str, np.ndarray], **kwargs) -> SharedBuffers:
-    obs = {k[4:]: v for k, v in arrays.items() if k.startswith("obs/")}
-    final = {k[10:]: v for k, v in arrays.items() if k.startswith("final_obs/")}
+def _assemble(arrays: dict[str, np.ndarray], layout: ObsRowLayout, **kwargs) -> SharedBuffers:
     scalars = {k: arrays[k] for k in SCALAR_FIELDS}
     return SharedBuffers(
-        obs=obs, actions=arrays["actions"], scalars=scalars, final_obs=final, **kwargs
+        obs=layout.views(arrays["obs_rows"]),
+        actions=arrays["actions"],
+        scalars=scalars,
+        final_obs=layout.views(arrays["final_obs_rows"]),
+        layout=layout,
+        obs_rows=arrays["obs_rows"],
+        final_obs_rows=arrays["final_obs_rows"],
+        **kwargs,
     )
 
 
@@ -98,7 +112,8 @@ def create_buffers(
 ) -> SharedBuffers:
     """Allocate zeroed arrays for `num_envs` envs (shared memory unless `shared=False`)."""
     arrays, specs, blocks = {}, {}, []
-    for key, (shape, dtype) in _field_layout(obs_space, action_space, num_envs).items():
+    layout = ObsRowLayout(obs_space)
+    for key, (shape, dtype) in _field_layout(layout, action_space, num_envs).items():
         nbytes = max(1, int(np.prod(shape)) * dtype.itemsize)
         if shared:
             block = shared_memory.SharedMemory(create=True, size=nbytes)
@@ -108,7 +123,7 @@ def create_buffers(
             specs[key] = ArraySpec(block.name, shape, dtype.str)
         else:
             arrays[key] = np.zeros(shape, dtype)
-    return _assemble(arrays, specs=specs, _blocks=blocks, _owner=shared)
+    return _assemble(arrays, layout, specs=specs, _blocks=blocks, _owner=shared)
 
 
 def release_blocks(blocks: list[shared_memory.SharedMemory], owner: bool) -> None:
@@ -132,11 +147,11 @@ def open_block(name: str) -> shared_memory.SharedMemory:
         return shared_memory.SharedMemory(name=name)
 
 
-def attach_buffers(specs: dict[str, ArraySpec]) -> SharedBuffers:
+def attach_buffers(specs: dict[str, ArraySpec], layout: ObsRowLayout) -> SharedBuffers:
     """Map the arrays created by `create_buffers` in another process."""
     arrays, blocks = {}, []
     for key, spec in specs.items():
         block = open_block(spec.name)
         blocks.append(block)
         arrays[key] = np.ndarray(spec.shape, np.dtype(spec.dtype), buffer=block.buf)
-    return _assemble(arrays, specs=dict(specs), _blocks=blocks, _owner=False)
+    return _assemble(arrays, layout, specs=dict(specs), _blocks=blocks, _owner=False)

@@ -37,6 +37,10 @@ class SyntheticEnvConfig:
     """Spin for the step time in CPU time of the env's process instead of sleeping: the step
     costs a fixed amount of CPU work, like a real simulator, so envs compete for cores (with
     more busy envs than free cores a step takes longer than its nominal time)."""
+    depth_size: int = 0
+    """Also observe a `depth` image [d, d, 1] (a ramp shifted by the position: costs what a
+    rendered depth image costs to move, and its content is not needed to learn) when > 0,
+    so the depth policy can run on a zero-cost env (benchmarks/trainer_ceiling)."""
     max_episode_steps: int = 20
     move_scale: float = 0.25
     success_radius: float = 0.1
@@ -60,12 +64,15 @@ class SyntheticReachEnv(gym.Env):
     def __init__(self, config: SyntheticEnvConfig | None = None, time_scale: float = 1.0):
         self.config = config or SyntheticEnvConfig()
         self.time_scale = time_scale
-        self.observation_space = spaces.Dict(
-            {
-                "delta": spaces.Box(-2.0, 2.0, (1,), np.float32),
-                "pos": spaces.Box(-2.0, 2.0, (1,), np.float32),
-            }
-        )
+        keys = {
+            "delta": spaces.Box(-2.0, 2.0, (1,), np.float32),
+            "pos": spaces.Box(-2.0, 2.0, (1,), np.float32),
+        }
+        d = self.config.depth_size
+        if d > 0:
+            keys["depth"] = spaces.Box(0.0, 10.0, (d, d, 1), np.float32)
+            self._ramp = np.linspace(0.0, 5.0, d * d, dtype=np.float32).reshape(d, d, 1)
+        self.observation_space = spaces.Dict(keys)
         self.action_space = spaces.Box(-1.0, 1.0, (1,), np.float32)
         self._pos = 0.0
         self._goal = 0.0
@@ -73,10 +80,13 @@ class SyntheticReachEnv(gym.Env):
         self._dist = 0.0
 
     def _obs(self) -> dict[str, np.ndarray]:
-        return {
+        obs = {
             "delta": np.array([self._goal - self._pos], np.float32),
             "pos": np.array([self._pos], np.float32),
         }
+        if self.config.depth_size > 0:
+            obs["depth"] = self._ramp + np.float32(2.0 + self._pos)
+        return obs
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)

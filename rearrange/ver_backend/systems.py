@@ -19,8 +19,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from rearrange.ver_backend.distributed import DistContext
 from rearrange.ver_backend.env_worker import EnvWorkerError, StepResult
+from rearrange.ver_backend.host_cost import HostCost
 from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker, lagging_key, now
 from rearrange.ver_backend.preemption import PreemptionDecider
 from rearrange.ver_backend.rollout_storage import RolloutStorage
@@ -63,11 +66,12 @@ class Collector:
         self.worker_timeout_s = worker_timeout_s
         self.lagging_key = lagging_key(storage)
         self.ready: list[int] = []  # fresh obs not yet acted on, arrival order
-        self.ready_since: dict[int, float] = {}
+        self.ready_since = np.zeros(storage.num_envs)  # when each ready env's obs arrived
         self.busy: set[int] = set()  # action sent, result not consumed
         self.parked: set[int] = set()  # has its T steps this rollout (nover / ddppo)
-        self.last_arrival = [math.nan] * storage.num_envs
+        self.last_arrival = np.full(storage.num_envs, math.nan)
         self.steps_target: int | None = None  # VER multi-rank preemption S* (all ranks)
+        self.cost: HostCost | None = None  # per-part timing (benchmarks), see host_cost.py
 
     @property
     def per_env_cap(self) -> int | None:
@@ -79,10 +83,10 @@ class Collector:
         start = now()
         # Step times are measured between arrivals within a rollout: the gap across the
         # learning phase is not an env step time (it would bias the preemption decider's S*).
-        self.last_arrival = [math.nan] * self.storage.num_envs
-        self.ready.extend(sorted(self.parked))
-        for e in self.parked:
-            self.ready_since[e] = start
+        self.last_arrival[:] = math.nan
+        parked = sorted(self.parked)
+        self.ready.extend(parked)
+        self.ready_since[parked] = start
         self.parked.clear()
         self.inference.batch_sizes = stats.batch_sizes
         quota = self.storage.rollout_steps * self.storage.num_envs
@@ -103,11 +107,13 @@ class Collector:
         self._report_done(rollout_index)
         stats.steps = self.storage.num_complete
         stats.seconds = now() - start
+        if self.cost is not None:
+            self.cost.steps += stats.steps
         return stats
 
     def bootstrap_values(self):
         """[N] bootstrap values; envs without an in-flight step are evaluated now."""
-        idle = [e for e in range(self.storage.num_envs) if not self.storage.has_pending(e)]
+        idle = np.flatnonzero(self.storage.pending < 0).tolist()
         return self.storage.bootstrap_values(self.inference.values(idle))
 
     # ------------------------------------------------------------------ inference side
@@ -124,16 +130,22 @@ class Collector:
             len(self.ready), len(self.busy), waited, self.inference.avg_inference_s
         ):
             return False
-        self.infer(self.batcher.select(self.ready, self.lagging_key))
+        self.infer(self.batcher.select(self.ready, self.storage))
         return True
 
     def infer(self, batch: list[int]) -> None:
         """Act for the envs in `batch` and send them their actions."""
         self.inference.act(batch)
-        chosen = set(batch)
-        self.ready = [e for e in self.ready if e not in chosen]
+        if len(batch) == len(self.ready):
+            self.ready = []
+        else:
+            chosen = set(batch)
+            self.ready = [e for e in self.ready if e not in chosen]
         self.busy.update(batch)
+        t = now() if self.cost else 0.0
         self.pool.step(batch)
+        if self.cost:
+            self.cost.add("send", t)
 
     # ------------------------------------------------------------------ env side
     def poll(self, quota: int, stats: CollectStats) -> bool:
@@ -146,12 +158,16 @@ class Collector:
             timeout = WATCHDOG_TICK_S
         # The rollout's quota cut: lagging envs' results first, the rest stay in flight.
         limit = max(1, quota - self.storage.num_complete)
+        cost = self.cost
+        t = now() if cost else 0.0
         results = self.pool.poll(timeout, limit, self.lagging_key)
-        finals = self.inference.final_values(
-            [r.env_id for r in results if self._truncated(r.env_id)]
-        )
-        for result in results:
-            self._handle(result, stats, finals.get(result.env_id, 0.0))
+        if cost:
+            cost.add("wait", t)  # blocking in the selector plus reading the replies
+        if results:
+            t = now() if cost else 0.0
+            self._handle_all(results, stats)
+            if cost:
+                cost.add("complete", t)
         return bool(results)
 
     def _truncated(self, e: int) -> bool:
@@ -163,26 +179,35 @@ class Collector:
             and not bool(scalars["terminated"][e])
         )
 
-    def _handle(self, result: StepResult, stats: CollectStats, final_value: float = 0.0) -> None:
-        e, t, buf = result.env_id, now(), self.pool.buffers
-        self.busy.discard(e)
-        if self.decider is not None and not math.isnan(self.last_arrival[e]):
-            self.decider.record_step(e, t - self.last_arrival[e])
-        self.last_arrival[e] = t
-        if self.storage.has_pending(e):
-            truncated = self._truncated(e)
-            done = bool(buf.scalars["terminated"][e] or buf.scalars["truncated"][e])
-            self.storage.complete_step(
-                e, float(buf.reward[e]), done, truncated=truncated, final_value=final_value
-            )
-        if result.episode is not None:
-            stats.episodes.append(result.episode)
+    def _handle_all(self, results: list[StepResult], stats: CollectStats) -> None:
+        """Record a poll's results: rewards and end flags into storage (one vectorised write),
+        finished episodes into the stats, and each env into ready or parked."""
+        t, sc, storage = now(), self.pool.buffers.scalars, self.storage
+        ids = np.fromiter((r.env_id for r in results), np.int64, len(results))
+        self.busy.difference_update(ids.tolist())
+        if self.decider is not None:
+            for e in ids[~np.isnan(self.last_arrival[ids])].tolist():
+                self.decider.record_step(e, t - self.last_arrival[e])
+        self.last_arrival[ids] = t
+        live = ids[storage.pending[ids] >= 0]
+        if live.size:
+            terminated, truncated = sc["terminated"][live], sc["truncated"][live]
+            cut = truncated & ~terminated  # time limit: bootstrap from V(final observation)
+            final = np.zeros(live.size, np.float32)
+            if cut.any():
+                values = self.inference.final_values(live[cut].tolist())
+                final[cut] = [values[e] for e in live[cut].tolist()]
+            storage.complete_steps(live, sc["reward"][live], terminated | truncated, cut, final)
+        stats.episodes.extend(r.episode for r in results if r.episode is not None)
         cap = self.per_env_cap
-        if cap is not None and self.storage.steps_this_rollout[e] >= cap:
-            self.parked.add(e)
-        else:
-            self.ready.append(e)
-            self.ready_since[e] = t
+        if cap is None:
+            self.ready.extend(ids.tolist())
+            self.ready_since[ids] = t
+            return
+        full = storage.steps_this_rollout[ids] >= cap
+        self.parked.update(ids[full].tolist())
+        self.ready.extend(ids[~full].tolist())
+        self.ready_since[ids[~full]] = t
 
     def _raise_stuck(self) -> None:
         self.pool.check_alive()

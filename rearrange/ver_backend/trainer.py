@@ -33,6 +33,8 @@ from rearrange.ver_backend.checkpoint import (
 from rearrange.ver_backend.config import PPOConfig, VERConfig
 from rearrange.ver_backend.distributed import DistContext, init_distributed
 from rearrange.ver_backend.env_worker import EnvWorkerError, env_seeds, make_env_pool
+from rearrange.ver_backend.graph_acting import ActingStep
+from rearrange.ver_backend.host_cost import HostCost
 from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker, now
 from rearrange.ver_backend.logging_utils import TrainLogger, episode_scalars, log
 from rearrange.ver_backend.preemption import PreemptionDecider, optimal_preemption
@@ -61,6 +63,7 @@ class TrainSetup:
     tensorboard: bool = True
     progress: bool = True
     max_updates: int | None = None  # stop early (benchmarks)
+    host_cost: HostCost | None = None  # per-part collection timing (benchmarks/trainer_ceiling)
 
 
 @dataclass
@@ -109,8 +112,14 @@ class Trainer:
             self.policy.num_recurrent_layers,
             self.policy.hidden_size,
             ctx.device,
+            layout=self.pool.buffers.layout,
         )
-        self.inference = InferenceWorker(self.actor, self.storage, self.pool.buffers)
+        acting = None
+        if ctx.device.type == "cuda" and ver.cuda_graphs:  # eager on CPU: no launches to save
+            acting = ActingStep(
+                self.actor, self.obs_space, self.storage.actions.shape[1], ver.num_envs, ctx.device
+            )
+        self.inference = InferenceWorker(self.actor, self.storage, self.pool.buffers, acting)
         batcher = DynamicBatcher(
             ver.resolved_min_inference_batch,
             ver.resolved_max_inference_batch,
@@ -135,6 +144,7 @@ class Trainer:
             ver.ddppo_sync_fraction,
             setup.worker_timeout_s,
         )
+        self.collector.cost = self.inference.cost = setup.host_cost
 
     # ------------------------------------------------------------------ checkpoints
     def _state(self) -> dict[str, Any]:
@@ -286,6 +296,8 @@ class Trainer:
                 self.save(ctx)
             if updates_run == 1:  # SPS excludes the first rollout (worker start-up, resets)
                 t_start, start_steps = now(), self.num_steps
+                if self.setup.host_cost is not None:
+                    self.setup.host_cost.reset()
         if thread is not None:
             self._join(thread, thread_out)
         self.save(ctx)

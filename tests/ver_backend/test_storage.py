@@ -1,6 +1,7 @@
 """Rollout storage layout: slots, reward write-back, hidden states, in-flight carry, stale fill."""
 
 import numpy as np
+import pytest
 import torch
 from gymnasium import spaces
 
@@ -72,7 +73,7 @@ def test_pending_step_carried_to_next_rollout():
     assert s.num_used == 2 and s.num_complete == 0
     assert sorted(s.pending.tolist()) == [0, 1]
     s.complete_step(1, 4.0, False)  # env 1's in-flight step from the last rollout
-    slot = int(np.nonzero(s.complete[: s.num_used].numpy())[0][0])
+    slot = int(np.nonzero(s.complete[: s.num_used])[0][0])
     assert s.env_ids[slot] == 1 and s.step_ids[slot] == 0 and s.rewards[slot] == 4.0
 
 
@@ -99,3 +100,41 @@ def test_stale_fill_takes_per_env_suffixes():
     assert fill.rewards.tolist() == [2.0, 3.0, 4.0]
     assert fill.env_ids.tolist() == [1, 0, 1]
     assert bool(fill.is_stale.all())
+
+
+def test_staged_path_matches_direct_path():
+    """The CUDA staging path (obs rows + env id + not_done trailer in one block), run on CPU."""
+    direct, staged = make_storage(n=3, t=2), RolloutStorage(3, 2, OBS, ACT, 1, 1, staged=True)
+    rows = direct.layout.pack({"x": np.array([[1.0], [2.0], [3.0]], np.float32)})
+    for s in (direct, staged):
+        b = s.stage([2, 0], rows)
+        assert b.obs["x"][:, 0].tolist() == [3.0, 1.0]  # env 2 then env 0
+        assert b.env_index.tolist() == [2, 0] and b.not_done.tolist() == [False, False]
+        s.commit(b, torch.zeros(2), torch.ones(2, 1), torch.zeros(2), torch.ones(2, 1, 1), 4)
+        s.complete_steps(np.array([0]), np.array([1.5]), np.array([False]), np.array([False]),
+                         np.zeros(1))  # fmt: skip
+        b = s.stage([0], rows)
+        assert b.not_done.tolist() == [True] and b.hidden[0, 0, 0] == 1.0
+    assert direct.env_ids[:2].tolist() == staged.env_ids[:2].tolist() == [2, 0]
+    assert direct.rewards[:2].tolist() == staged.rewards[:2].tolist() == [0.0, 1.5]
+    assert direct.policy_versions[:2].tolist() == [4, 4]
+
+
+def test_vectorised_completion_and_its_errors():
+    s = make_storage(n=3, t=2)
+    act(s, [0, 1, 2], 1)
+    s.complete_steps(
+        np.array([2, 0]), np.array([2.0, 0.5]), np.array([True, False]),
+        np.array([True, False]), np.array([9.0, 7.0]),
+    )  # fmt: skip
+    assert s.rewards[:3].tolist() == [0.5, 0.0, 2.0]
+    assert s.truncated[:3].tolist() == [False, False, True]
+    assert s.final_values[:3].tolist() == [0.0, 0.0, 9.0]  # only where truncated
+    assert s.not_done.tolist() == [True, True, False] and s.episode_id.tolist() == [0, 0, 1]
+    with pytest.raises(RuntimeError, match=r"envs \[0\] have no in-flight step"):
+        s.complete_steps(np.array([0]), np.zeros(1), np.zeros(1, bool), np.zeros(1, bool),
+                         np.zeros(1))  # fmt: skip
+    with pytest.raises(ValueError, match="a truncated step ends its episode"):
+        s.complete_step(1, 0.0, done=False, truncated=True)
+    with pytest.raises(RuntimeError, match=r"envs \[1\] already have an in-flight step"):
+        act(s, [1], 2)

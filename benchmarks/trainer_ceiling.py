@@ -1,0 +1,304 @@
+"""Trainer ceiling: how fast the VER trainer itself runs, and where the main process's time goes.
+
+Training SPS (collection + PPO update, measured by the trainer after its first rollout) of
+ddppo, nover and ver on four workloads:
+
+- zero/state, zero/depth: the synthetic reach env with no step time (a depth image added for
+  the depth policy), so SPS is bounded by the trainer alone: inference, rollout storage,
+  host<->device copies, env IPC and learning;
+- task/state, task/depth: the real skill env (`--task`, pick by default) with state or head-depth
+  observations, so the simulator's own cost is in the loop.
+
+Policies: state = the CPU profile's (64-unit LSTM, MLP [64]); depth = the ConvNeXt-style
+ResNet18 + 2-layer LSTM (`--rnn-hidden`; the paper's 512 on a GPU). PPO = the CPU profile's
+settings on CPU (4 epochs x 2 mini-batches) and the paper's on a GPU. On CPU the defaults are
+8 envs, T=128 (T=16 and 64² depth for the depth policy, whose learner is slow there); on a
+GPU the paper's 16 envs, T=128, 128² depth.
+
+Each measurement is a fresh process. `--baseline-src DIR` (a checkout of an older commit, e.g.
+`git worktree add /tmp/base a2c517f`) runs the same measurement with DIR's `rearrange` package,
+interleaved with ours, so the ratio is taken on the same machine in the same minutes. Repeats
+are interleaved across systems and sources; cells are median [min-max].
+
+For our code it also splits the main process's collection time per env step (µs) into
+inference, storage, host<->device transfer, env IPC and waiting (`ver_backend/host_cost.py`).
+
+    python -m benchmarks.trainer_ceiling --baseline-src /tmp/base            # CPU defaults
+    python -m benchmarks.trainer_ceiling --workloads zero/state --repeats 5
+    python -m benchmarks.trainer_ceiling --device cuda --workloads zero/depth,task/depth
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SYSTEMS = ("ddppo", "nover", "ver")
+WORKLOADS = ("zero/state", "zero/depth", "task/state", "task/depth")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ---------------------------------------------------------------------------- one measurement
+def _model(policy: str, rnn_hidden: int):
+    from rearrange.models import ModelConfig
+
+    if policy == "state":
+        return ModelConfig(
+            backbone="none",
+            rnn_hidden_size=64,
+            rnn_layers=1,
+            state_mlp_hidden=[64],
+            prev_action_embedding_size=16,
+            action_log_std_init=-1.0,
+        )
+    return ModelConfig(rnn_hidden_size=rnn_hidden, rnn_layers=2)
+
+
+def _build_policy(obs_space, action_space, model):
+    from rearrange.models import build_policy
+
+    return build_policy(obs_space, action_space, model)
+
+
+def _env_factory(spec: dict):
+    env, policy = spec["workload"].split("/")
+    if env == "zero":
+        from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
+
+        depth = spec["depth_size"] if policy == "depth" else 0
+        cfg = SyntheticEnvConfig(depth_size=depth) if depth else SyntheticEnvConfig()
+        return SyntheticEnvFactory(cfg, spec["num_envs"])
+    from rearrange.tasks.config import default_task_config
+    from rearrange.ver_backend.env_worker import TaskEnvFactory
+
+    task = default_task_config(
+        spec["task"], obs_preset=policy, depth_size=spec["depth_size"], num_episodes=200
+    )
+    task.base_movement = spec["base_movement"]
+    return TaskEnvFactory(spec["task"], task, "train", 0)
+
+
+def measure(spec: dict) -> dict:
+    """Train `spec['updates']` rollouts with the given system and workload; SPS and costs."""
+    import functools
+
+    import torch
+
+    from rearrange.ver_backend.config import PPOConfig, VERConfig
+    from rearrange.ver_backend.trainer import Trainer, TrainSetup
+
+    torch.set_num_threads(spec["threads"])
+    torch.manual_seed(0)
+    policy = spec["workload"].split("/")[1]
+    ver = VERConfig(
+        system=spec["system"],
+        num_envs=spec["num_envs"],
+        rollout_steps=spec["rollout_steps"],
+        total_steps=10**9,
+        checkpoint_interval=10**6,
+        log_interval=10**6,
+        device=spec["device"],
+    )
+    if spec["cpu_ppo"]:  # skill_configs/ppo/cpu.yaml
+        ppo = PPOConfig(lr=5e-4, ppo_epoch=4, num_mini_batch=2, use_normalized_advantage=True)
+    else:
+        ppo = PPOConfig()
+    model = _model(policy, spec["rnn_hidden"])
+    extra = {}
+    cost = None
+    try:  # our code attaches a per-part timer; an older checkout has none
+        from rearrange.ver_backend.host_cost import HostCost
+
+        cost = HostCost(synchronize=spec["device"].startswith("cuda"))
+        extra["host_cost"] = cost
+    except ImportError:
+        pass
+    with tempfile.TemporaryDirectory() as tmp:
+        setup = TrainSetup(
+            env_factory=_env_factory(spec),
+            policy_builder=functools.partial(_build_policy, model=model),
+            run_dir=Path(tmp),
+            resume=False,
+            tensorboard=False,
+            progress=False,
+            max_updates=spec["updates"],
+            **extra,
+        )
+        result = Trainer(ver, ppo, setup).train()
+    out = {"sps": result.sps, "learn_s": result.learn_s / max(result.num_updates, 1)}
+    if cost is not None:
+        out["cost_us"] = cost.per_step_us()
+    return out
+
+
+def run_child(spec: dict, src: Path | None) -> dict | None:
+    """`measure(spec)` in a fresh process importing `rearrange` from `src` (None: ours)."""
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = f"{src}{os.pathsep}{env.get('PYTHONPATH', '')}"
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(spec)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=str(ROOT))
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+    print(f"    failed ({src or 'ours'}): {tail[0]}", flush=True)
+    return None
+
+
+# ---------------------------------------------------------------------------- the sweep
+def resolve(args: argparse.Namespace) -> None:
+    """Fill the device-dependent defaults (None = the device's default)."""
+    if args.device == "auto":
+        import torch
+
+        args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    gpu = args.device.startswith("cuda")
+    args.num_envs = args.num_envs or (16 if gpu else 8)
+    args.depth_size = args.depth_size or (128 if gpu else 64)
+    args.rnn_hidden = args.rnn_hidden or (512 if gpu else 128)
+    args.threads = args.threads or (4 if gpu else 1)
+
+
+def spec_for(args, workload: str, system: str) -> dict:
+    gpu = args.device.startswith("cuda")
+    depth = workload.endswith("depth")
+    steps = args.rollout_steps or (128 if gpu or not depth else 16)
+    updates = args.updates or (12 if not depth or gpu else 4)
+    return {
+        "workload": workload,
+        "system": system,
+        "device": args.device,
+        "num_envs": args.num_envs,
+        "rollout_steps": steps,
+        "updates": updates,
+        "depth_size": args.depth_size,
+        "rnn_hidden": args.rnn_hidden,
+        "task": args.task,
+        "base_movement": args.base_movement,
+        "threads": args.threads,
+        "cpu_ppo": not gpu,
+    }
+
+
+def cell(values: list[float]) -> str:
+    if not values:
+        return "n/a"
+    return f"{statistics.median(values):.0f} [{min(values):.0f}–{max(values):.0f}]"
+
+
+def report(results: dict, args) -> str:
+    sources = ["ours"] + (["baseline"] if args.baseline_src else [])
+    head = ["workload", "system", *(f"SPS {s}" for s in sources)]
+    if args.baseline_src:
+        head.append("ours / baseline")
+    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    for (workload, system), by_src in results.items():
+        sps = {s: [r["sps"] for r in by_src.get(s, [])] for s in sources}
+        row = [workload, system, *(cell(sps[s]) for s in sources)]
+        if args.baseline_src:
+            ok = sps["ours"] and sps["baseline"]
+            ratio = statistics.median(sps["ours"]) / statistics.median(sps["baseline"])
+            row.append(f"{ratio:.2f}×" if ok else "n/a")
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", _cost_table(results)]
+    return "\n".join(lines)
+
+
+def _cost_table(results: dict) -> str:
+    from rearrange.ver_backend.host_cost import GROUPS, PARTS
+
+    cols = [*GROUPS, "total", "learn ms/update"]
+    lines = [
+        "Main-process collection cost per env step (µs, median over repeats; ours):",
+        "",
+        "| workload | system | " + " | ".join(cols) + " | " + " | ".join(PARTS) + " |",
+        "|---" * (2 + len(cols) + len(PARTS)) + "|",
+    ]
+    for (workload, system), by_src in results.items():
+        runs = [r for r in by_src.get("ours", []) if "cost_us" in r]
+        if not runs:
+            continue
+
+        def med(key, runs=runs):
+            return statistics.median(r["cost_us"][key] for r in runs)
+
+        learn = statistics.median(1e3 * r["learn_s"] for r in runs)
+        cells = [f"{med(k):.1f}" for k in [*GROUPS, "total"]] + [f"{learn:.1f}"]
+        cells += [f"{med(p):.1f}" for p in PARTS]
+        lines.append(f"| {workload} | {system} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--workloads", default="zero/state,task/state,zero/depth,task/depth")
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N")
+    parser.add_argument("--task", default="pick", help="skill env of the task/* workloads")
+    parser.add_argument("--base-movement", action="store_true")
+    parser.add_argument("--num-envs", type=int, default=None, help="default: 8 CPU, 16 GPU")
+    parser.add_argument("--rollout-steps", type=int, default=None)
+    parser.add_argument("--updates", type=int, default=None, help="rollouts per run")
+    parser.add_argument("--depth-size", type=int, default=None, help="default: 64 CPU, 128 GPU")
+    parser.add_argument("--rnn-hidden", type=int, default=None, help="default: 128 CPU, 512 GPU")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads of the trainer")
+    parser.add_argument("--baseline-src", type=Path, default=None, help="older checkout to compare")
+    parser.add_argument("--json", type=Path, default=None, help="also write every run here")
+    args = parser.parse_args(argv)
+    if args.child is not None:
+        print("RESULT " + json.dumps(measure(json.loads(args.child))), flush=True)
+        return
+    workloads = [w for w in args.workloads.split(",") if w]
+    systems = [s for s in args.systems.split(",") if s]
+    if bad := sorted(set(workloads) - set(WORKLOADS)):
+        parser.error(f"--workloads: unknown {bad}; use {','.join(WORKLOADS)}")
+    if bad := sorted(set(systems) - set(SYSTEMS)):
+        parser.error(f"--systems: unknown {bad}; use {','.join(SYSTEMS)}")
+    if args.baseline_src is not None and not (args.baseline_src / "rearrange").is_dir():
+        parser.error(f"--baseline-src {args.baseline_src} has no rearrange/ package")
+    resolve(args)
+    print(
+        f"device {args.device}, {args.num_envs} envs, depth {args.depth_size}², LSTM "
+        f"{args.rnn_hidden} (depth policy), {args.repeats} repeats, {os.cpu_count()} cores",
+        flush=True,
+    )
+    sources = {"ours": None}
+    if args.baseline_src:
+        sources["baseline"] = args.baseline_src.resolve()
+    results: dict = {}
+    for workload in workloads:
+        for _ in range(args.repeats):
+            for system in systems:
+                spec = spec_for(args, workload, system)
+                for name, src in sources.items():
+                    out = run_child(spec, src)
+                    if out is None:
+                        continue
+                    results.setdefault((workload, system), {}).setdefault(name, []).append(out)
+                    print(
+                        f"  {workload:11s} {system:6s} {name:9s} {out['sps']:8.0f} SPS", flush=True
+                    )
+    print()
+    print(report(results, args))
+    if args.json is not None:
+        rows = [{"workload": w, "system": s, **v} for (w, s), v in results.items()]
+        args.json.write_text(
+            json.dumps(
+                {"args": vars(args) | {"baseline_src": str(args.baseline_src)}, "runs": rows},
+                indent=1,
+                default=str,
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""The policy's fast paths compute what nn.LSTM computes: the cell-by-cell acting step, and
+the padded-block evaluate_actions (checked against the packed-sequence path it replaces)."""
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+
+import rearrange.models.policy as policy_mod
+from rearrange.models import ModelConfig, build_policy
+
+OBS = spaces.Dict(
+    {"a": spaces.Box(-1, 1, (3,), np.float32), "b": spaces.Box(-1, 1, (2,), np.float32)}
+)
+ACT = spaces.Box(-1, 1, (2,), np.float32)
+
+
+def policy(layers=2):
+    torch.manual_seed(0)
+    cfg = ModelConfig(backbone="none", rnn_hidden_size=16, rnn_layers=layers, state_mlp_hidden=[8])
+    return build_policy(OBS, ACT, cfg)
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_lstm_step_equals_nn_lstm_on_one_step(layers):
+    pol = policy(layers)
+    x = torch.randn(5, pol.rnn.input_size)
+    hidden = torch.randn(5, 2 * layers, 16)
+    out, hidden_out = pol._lstm_step(x, hidden)
+    ref_out, (h, c) = pol.rnn(x.unsqueeze(0), pol._to_lstm(hidden))
+    torch.testing.assert_close(out, ref_out[0], atol=1e-6, rtol=0)
+    torch.testing.assert_close(hidden_out, pol._from_lstm(h, c), atol=1e-6, rtol=0)
+
+
+def _evaluate(pol, lengths, limit, monkeypatch):
+    monkeypatch.setattr(policy_mod, "PAD_WORK_LIMIT", limit)
+    torch.manual_seed(1)
+    steps = int(sum(lengths))
+    obs = {k: torch.randn(steps, *OBS[k].shape) for k in OBS}
+    hidden = torch.randn(len(lengths), 4, 16)
+    prev, actions = torch.randn(steps, 2), torch.randn(steps, 2)
+    pol.zero_grad()
+    values, log_probs, entropy = pol.evaluate_actions(
+        obs, hidden, prev, actions, torch.tensor(lengths)
+    )
+    (values.sum() + log_probs.sum()).backward()
+    grads = [p.grad.clone() for p in pol.parameters() if p.grad is not None]
+    return values.detach(), log_probs.detach(), grads
+
+
+def test_padded_block_matches_packed_sequences_with_gradients(monkeypatch):
+    pol = policy()
+    lengths = [5, 1, 7, 3, 7]  # T_max * K = 35 <= 3 * 23: the padded block
+    padded = _evaluate(pol, lengths, 3, monkeypatch)
+    packed = _evaluate(pol, lengths, 0, monkeypatch)  # limit 0: always packed
+    torch.testing.assert_close(padded[0], packed[0], atol=1e-5, rtol=0)
+    torch.testing.assert_close(padded[1], packed[1], atol=1e-5, rtol=0)
+    for a, b in zip(padded[2], packed[2], strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_uneven_lengths_fall_back_to_packed(monkeypatch):
+    """One long sequence among short ones: padding would cost > 3x, the packed path runs."""
+    pol = policy()
+    calls = []
+    original = policy_mod.pack_sequence
+    monkeypatch.setattr(
+        policy_mod, "pack_sequence", lambda *a, **k: calls.append(1) or original(*a, **k)
+    )
+    torch.manual_seed(2)
+    lengths = [40, 1, 1, 1, 1, 1]  # 40 * 6 = 240 > 3 * 45
+    steps = sum(lengths)
+    obs = {k: torch.randn(steps, *OBS[k].shape) for k in OBS}
+    pol.evaluate_actions(
+        obs,
+        torch.zeros(6, 4, 16),
+        torch.zeros(steps, 2),
+        torch.zeros(steps, 2),
+        torch.tensor(lengths),
+    )
+    assert calls == [1]
