@@ -96,7 +96,7 @@ def evaluate_run(skill, algo, seed, run_dir: Path, episodes: int, eval_seed: int
     holds evaluations from an earlier invocation, reused instead of evaluated again."""
     from rearrange.eval.stats import format_rate
     from rearrange.eval_skill import evaluate_skill, parse_args
-    from rearrange.ver_backend.checkpoint import load_checkpoint
+    from rearrange.runtime.checkpoint import load_checkpoint
 
     known = known or {}
     out = []

@@ -23,7 +23,7 @@ def sim_only_sps(
 ) -> float:
     """Env steps per second of `num_envs` env processes built by `factory` under random actions,
     over `steps` steps per env after `warmup` steps per env (start-up and resets excluded)."""
-    from rearrange.ver_backend.env_worker import env_seeds, make_env_pool
+    from rearrange.runtime.env_worker import env_seeds, make_env_pool
 
     if num_envs < 1 or steps < 1 or warmup < 0:
         raise ValueError(

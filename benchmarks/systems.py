@@ -59,7 +59,7 @@ from pathlib import Path
 
 # Only light imports at module level: env workers are spawned, and each re-imports this
 # module as __mp_main__ (torch would add seconds per worker to every run's start-up).
-from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
+from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
 
 SYSTEMS = ("ddppo", "nover", "ver")
 BOUND = "collect_only"

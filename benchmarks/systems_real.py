@@ -188,8 +188,8 @@ def settings_line(args: argparse.Namespace, presets: list[str]) -> str:
 # ---------------------------------------------------------------------------- runs
 def task_factory(preset: str, args: argparse.Namespace):
     """The env factory of a preset: the trainer and the sim-only ceiling use the same one."""
+    from rearrange.runtime.env_worker import TaskEnvFactory
     from rearrange.tasks.config import default_task_config
-    from rearrange.ver_backend.env_worker import TaskEnvFactory
 
     task = default_task_config(
         args.task,

@@ -69,13 +69,13 @@ def _build_policy(obs_space, action_space, model):
 def _env_factory(spec: dict):
     env, policy = spec["workload"].split("/")
     if env == "zero":
-        from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
+        from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
 
         depth = spec["depth_size"] if policy == "depth" else 0
         cfg = SyntheticEnvConfig(depth_size=depth) if depth else SyntheticEnvConfig()
         return SyntheticEnvFactory(cfg, spec["num_envs"])
+    from rearrange.runtime.env_worker import TaskEnvFactory
     from rearrange.tasks.config import default_task_config
-    from rearrange.ver_backend.env_worker import TaskEnvFactory
 
     task = default_task_config(
         spec["task"], obs_preset=policy, depth_size=spec["depth_size"], num_episodes=200

@@ -18,11 +18,11 @@ from omegaconf import OmegaConf
 
 from rearrange.models.config import ModelConfig
 from rearrange.pql.config import ALGOS, PQLConfig
+from rearrange.runtime.synthetic_env import SyntheticEnvConfig
 from rearrange.sim.config import SimConfig
 from rearrange.skill_spec import SKILL_NAMES
 from rearrange.tasks.config import TaskConfig, default_task_config
 from rearrange.ver_backend.config import PPOConfig, VERConfig
-from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig
 
 SKILLS = (*SKILL_NAMES, "synthetic")  # what train_skill trains
 CONFIG_DIR_ENV = "REARRANGE_CONFIG_DIR"

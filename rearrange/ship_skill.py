@@ -38,7 +38,7 @@ def _git_head() -> str:
 def export(args: argparse.Namespace) -> int:
     from rearrange.eval_skill import evaluate_skill, table_row
     from rearrange.eval_skill import parse_args as eval_args
-    from rearrange.ver_backend.checkpoint import load_checkpoint, save_checkpoint
+    from rearrange.runtime.checkpoint import load_checkpoint, save_checkpoint
 
     src = Path(args.checkpoint)
     ckpt = load_checkpoint(src)

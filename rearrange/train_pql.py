@@ -15,8 +15,8 @@ from pathlib import Path
 from rearrange.config import TrainConfig, config_to_yaml
 from rearrange.pql.policy import PQL_POLICY
 from rearrange.pql.trainer import PQLSetup, PQLTrainer
-from rearrange.ver_backend.env_worker import TaskEnvFactory
-from rearrange.ver_backend.synthetic_env import SyntheticEnvFactory
+from rearrange.runtime.env_worker import TaskEnvFactory
+from rearrange.runtime.synthetic_env import SyntheticEnvFactory
 
 
 def check_pql_config(cfg: TrainConfig) -> str | None:

@@ -22,10 +22,10 @@ import torch
 
 from rearrange.config import SKILLS, ConfigError, TrainConfig, compose_train_config, config_to_yaml
 from rearrange.logs import configure_logging
-from rearrange.ver_backend.checkpoint import CheckpointError, find_latest
+from rearrange.runtime.checkpoint import CheckpointError, find_latest
+from rearrange.runtime.env_worker import EnvWorkerError, TaskEnvFactory
+from rearrange.runtime.synthetic_env import SyntheticEnvFactory
 from rearrange.ver_backend.distributed import rank_device
-from rearrange.ver_backend.env_worker import EnvWorkerError, TaskEnvFactory
-from rearrange.ver_backend.synthetic_env import SyntheticEnvFactory
 from rearrange.ver_backend.trainer import Trainer, TrainSetup
 
 

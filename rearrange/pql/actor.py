@@ -1,8 +1,8 @@
 """The Actor (PQL §3.1, Algorithm 1): steps all N env workers in lockstep with the mixed-
 exploration policy and writes each step, one row per step, into the replay buffer.
 
-The env workers and their shared-memory buffers are the VER backend's
-(`ver_backend/env_worker.py`): the Actor writes actions into the shared `actions` array,
+The env workers and their shared-memory buffers are the training runtime's
+(`runtime/env_worker.py`): the Actor writes actions into the shared `actions` array,
 sends STEP to every worker and reads obs/reward/flags (and the final observation of a
 truncated episode) back from shared memory. Its policy is a local copy of the P-learner's,
 pulled before every step; it also keeps the observation statistics and publishes them.
@@ -21,7 +21,7 @@ from rearrange.pql.networks import RunningMeanStd
 from rearrange.pql.param_sync import VectorSlot, pull
 from rearrange.pql.policy import PQLActorPolicy, flatten_obs
 from rearrange.pql.replay import ReplayBuffer, TransitionRows
-from rearrange.ver_backend.env_worker import EnvWorkerError
+from rearrange.runtime.env_worker import EnvWorkerError
 
 
 class Actor:

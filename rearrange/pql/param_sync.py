@@ -19,7 +19,7 @@ from torch import nn
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from rearrange.pql.shared_arrays import SharedArrays
-from rearrange.ver_backend.shared_memory import ArraySpec
+from rearrange.runtime.shared_memory import ArraySpec
 
 
 @dataclass(frozen=True)

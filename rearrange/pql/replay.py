@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rearrange.pql.shared_arrays import SharedArrays
-from rearrange.ver_backend.shared_memory import ArraySpec
+from rearrange.runtime.shared_memory import ArraySpec
 
 GUARD_ROWS = 4
 

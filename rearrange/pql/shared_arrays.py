@@ -12,7 +12,7 @@ from multiprocessing import shared_memory
 
 import numpy as np
 
-from rearrange.ver_backend.shared_memory import ArraySpec, open_block, release_blocks
+from rearrange.runtime.shared_memory import ArraySpec, open_block, release_blocks
 
 Layout = dict[str, tuple[tuple[int, ...], np.dtype]]
 

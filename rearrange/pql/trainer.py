@@ -45,18 +45,19 @@ from rearrange.pql.param_sync import VectorSlot, num_params
 from rearrange.pql.policy import PQLActorPolicy
 from rearrange.pql.ratio import Role
 from rearrange.pql.replay import ReplayBuffer
-from rearrange.ver_backend.checkpoint import (
+from rearrange.runtime.checkpoint import (
     CheckpointError,
     find_latest,
+    keep_snapshot,
     load_checkpoint,
     rng_state,
     save_checkpoint,
     set_rng_state,
 )
-from rearrange.ver_backend.env_worker import env_seeds, make_env_pool
-from rearrange.ver_backend.logging_utils import TrainLogger, episode_scalars, log
-from rearrange.ver_backend.stop_flag import StopFlag
-from rearrange.ver_backend.trainer import TrainResult, keep_snapshot
+from rearrange.runtime.env_worker import env_seeds, make_env_pool
+from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, log
+from rearrange.runtime.result import TrainResult
+from rearrange.runtime.stop_flag import StopFlag
 
 ALGO_KEY = "pql"  # marks a PQL checkpoint's learner state
 

@@ -33,7 +33,7 @@ def _fix_hint(skill_name: str) -> str:
 
 
 def _load_checkpoint(path: Path) -> Any:
-    from rearrange.ver_backend import checkpoint as ckpt_mod  # lazy: torch-heavy
+    from rearrange.runtime import checkpoint as ckpt_mod  # lazy: torch-heavy
 
     return ckpt_mod.load_checkpoint(path, map_location="cpu")
 

@@ -19,9 +19,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from rearrange.runtime.shared_memory import SharedBuffers
 from rearrange.ver_backend.host_cost import HostCost
 from rearrange.ver_backend.rollout_storage import RolloutStorage
-from rearrange.ver_backend.shared_memory import SharedBuffers
 
 INFERENCE_TIME_WINDOW = 128
 """Inference steps averaged for the batching wait (habitat-baselines: 128)."""

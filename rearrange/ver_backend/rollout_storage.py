@@ -27,7 +27,7 @@ import torch
 from gymnasium import spaces
 from torch import Tensor
 
-from rearrange.ver_backend.obs_rows import ObsRowLayout
+from rearrange.runtime.obs_rows import ObsRowLayout
 from rearrange.ver_backend.rollout import STEP_TENSOR_FIELDS, Rollout
 
 _DEVICE_FIELDS = ("obs_rows", "actions", "prev_actions", "log_probs", "values", "hidden_in")

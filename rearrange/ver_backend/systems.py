@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from rearrange.runtime.env_worker import EnvWorkerError, StepResult
 from rearrange.ver_backend.distributed import DistContext
-from rearrange.ver_backend.env_worker import EnvWorkerError, StepResult
 from rearrange.ver_backend.host_cost import HostCost
 from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker, lagging_key, now
 from rearrange.ver_backend.preemption import PreemptionDecider

@@ -9,8 +9,6 @@ the weights from before that update (HTS-RL style; off in the paper).
 from __future__ import annotations
 
 import copy
-import os
-import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,24 +20,26 @@ import numpy as np
 import torch
 from torch import nn
 
-from rearrange.ver_backend.checkpoint import (
+from rearrange.runtime.checkpoint import (
     CheckpointError,
     find_latest,
+    keep_snapshot,
     load_checkpoint,
     rng_state,
     save_checkpoint,
     set_rng_state,
 )
+from rearrange.runtime.env_worker import EnvWorkerError, env_seeds, make_env_pool
+from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, log
+from rearrange.runtime.result import TrainResult
+from rearrange.runtime.stop_flag import StopFlag
 from rearrange.ver_backend.config import PPOConfig, VERConfig
 from rearrange.ver_backend.distributed import DistContext, init_distributed
-from rearrange.ver_backend.env_worker import EnvWorkerError, env_seeds, make_env_pool
 from rearrange.ver_backend.graph_acting import ActingStep
 from rearrange.ver_backend.host_cost import HostCost
 from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker, now
-from rearrange.ver_backend.logging_utils import TrainLogger, episode_scalars, log
 from rearrange.ver_backend.preemption import PreemptionDecider, optimal_preemption
 from rearrange.ver_backend.rollout_storage import RolloutStorage, stale_fill
-from rearrange.ver_backend.stop_flag import StopFlag
 from rearrange.ver_backend.systems import Collector
 
 PolicyBuilder = Callable[[gym.spaces.Dict, gym.spaces.Box], nn.Module]
@@ -64,17 +64,6 @@ class TrainSetup:
     progress: bool = True
     max_updates: int | None = None  # stop early (benchmarks)
     host_cost: HostCost | None = None  # per-part collection timing (benchmarks/trainer_ceiling)
-
-
-@dataclass
-class TrainResult:
-    num_steps: int
-    num_updates: int
-    sps: float
-    collect_s: float
-    learn_s: float
-    checkpoint: Path | None
-    last_scalars: dict[str, float]
 
 
 class Trainer:
@@ -362,20 +351,6 @@ class Trainer:
             name = "learn/alpha" if key == "entropy_coef" else f"learn/{key}"
             out[name] = float(value)
         return out
-
-
-def keep_snapshot(latest: Path, num_steps: int, keep: int) -> None:
-    """Copy latest.pt to ckpt_<steps>.pt (hard link when possible) and keep the newest `keep`."""
-    if keep <= 0:
-        return
-    snap = latest.with_name(f"ckpt_{num_steps:010d}.pt")
-    if not snap.exists():
-        try:
-            os.link(latest, snap)
-        except OSError:
-            shutil.copyfile(latest, snap)
-    for old in sorted(latest.parent.glob("ckpt_*.pt"))[:-keep]:
-        old.unlink()
 
 
 def _default_learner(policy, ppo, total_updates, grad_sync=None):

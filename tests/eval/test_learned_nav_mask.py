@@ -18,9 +18,9 @@ def _always_stop_nav_checkpoint(path):
     import torch
 
     from rearrange.models import ModelConfig, build_policy
+    from rearrange.runtime.checkpoint import save_checkpoint
     from rearrange.tasks import task_observation_space
     from rearrange.tasks.actions import action_space
-    from rearrange.ver_backend.checkpoint import save_checkpoint
 
     obs_space, act_space = task_observation_space("nav", "state"), action_space("nav", True)
     model = ModelConfig(

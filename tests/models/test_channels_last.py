@@ -13,8 +13,8 @@ import torch
 from models_testlib import action_space, pick_observation_space, random_obs
 
 from rearrange.models import ModelConfig, ModelConfigError, build_policy
+from rearrange.runtime.checkpoint import save_checkpoint
 from rearrange.skills.learned import build_policy_from_checkpoint
-from rearrange.ver_backend.checkpoint import save_checkpoint
 
 ACTION_DIM = 4
 

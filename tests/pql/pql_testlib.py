@@ -28,8 +28,8 @@ def train_synthetic(runs_root: Path, name: str, *extra: str) -> int:
 
 def greedy_success(checkpoint: Path, episodes: int = 50, seed: int = 123) -> float:
     """Success rate of the checkpoint's deterministic policy on fresh synthetic episodes."""
+    from rearrange.runtime.synthetic_env import SyntheticReachEnv
     from rearrange.skills.learned import build_policy_from_checkpoint
-    from rearrange.ver_backend.synthetic_env import SyntheticReachEnv
 
     policy, _, _ = build_policy_from_checkpoint(checkpoint, "synthetic", "cpu")
     env = SyntheticReachEnv()

@@ -3,7 +3,7 @@
 
 from pql_testlib import greedy_success, train_synthetic
 
-from rearrange.ver_backend.checkpoint import load_checkpoint
+from rearrange.runtime.checkpoint import load_checkpoint
 
 
 def test_serial_pql_learns_the_reach_task(tmp_path):

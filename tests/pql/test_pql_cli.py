@@ -5,8 +5,8 @@ import pytest
 from pql_testlib import TINY, scalar_values, tb_tags, train_synthetic
 
 from rearrange.config import compose_train_config
+from rearrange.runtime.checkpoint import load_checkpoint
 from rearrange.train_skill import main
-from rearrange.ver_backend.checkpoint import load_checkpoint
 
 
 @pytest.fixture(scope="module")

@@ -50,8 +50,8 @@ def test_eval_skill_runs_the_pql_checkpoint(pick_run, capsys):
 
 
 def test_shipped_export_of_a_pql_checkpoint_loads(pick_run, tmp_path):
+    from rearrange.runtime.checkpoint import load_checkpoint, save_checkpoint
     from rearrange.skills.pretrained import compact_state
-    from rearrange.ver_backend.checkpoint import load_checkpoint, save_checkpoint
 
     ckpt = load_checkpoint(pick_run / "pick" / "p" / "checkpoints" / "latest.pt")
     save_checkpoint(tmp_path / "pick.pt", compact_state(ckpt, {"skill": "pick"}))

@@ -6,9 +6,9 @@ from dataclasses import asdict
 def train_ckpt(path, task="pick", base_movement=False):
     """A real (untrained) state policy checkpoint with the config train_skill records."""
     from rearrange.models import ModelConfig, build_policy
+    from rearrange.runtime.checkpoint import save_checkpoint
     from rearrange.tasks import task_observation_space
     from rearrange.tasks.actions import action_space
-    from rearrange.ver_backend.checkpoint import save_checkpoint
 
     obs_space = task_observation_space(task, "state")
     act_space = action_space(task, base_movement or task == "nav")

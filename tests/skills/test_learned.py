@@ -50,9 +50,9 @@ def _tiny_checkpoint(path, task="pick", width_with_base=False):
     from dataclasses import asdict
 
     from rearrange.models import ModelConfig, build_policy
+    from rearrange.runtime.checkpoint import save_checkpoint
     from rearrange.tasks import task_observation_space
     from rearrange.tasks.actions import action_space
-    from rearrange.ver_backend.checkpoint import save_checkpoint
 
     obs_space = task_observation_space(task, "state")
     act_space = action_space(task, task == "nav" or width_with_base)

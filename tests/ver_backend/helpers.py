@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import torch
 
+from rearrange.runtime.env_worker import make_env_pool
+from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
 from rearrange.ver_backend.distributed import DistContext
-from rearrange.ver_backend.env_worker import make_env_pool
 from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker
 from rearrange.ver_backend.rollout_storage import RolloutStorage
-from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
 from rearrange.ver_backend.systems import Collector
 from ver_backend.tiny_policy import TinyPolicy
 

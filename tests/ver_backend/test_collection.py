@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig
+from rearrange.runtime.synthetic_env import SyntheticEnvConfig
 from ver_backend.helpers import build_collector
 
 

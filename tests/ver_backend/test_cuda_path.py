@@ -50,9 +50,9 @@ def test_cuda_storage_matches_cpu_storage():
 
 def test_trainer_runs_on_cuda_with_graphs(tmp_path: Path):
     from rearrange.models import ModelConfig, build_policy
+    from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
     from rearrange.ver_backend.config import PPOConfig, VERConfig
     from rearrange.ver_backend.graph_acting import ActingStep
-    from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
     from rearrange.ver_backend.trainer import Trainer, TrainSetup
 
     def policy(obs_space, action_space):

@@ -13,6 +13,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
+from rearrange.runtime.env_worker import TaskEnvFactory
 from rearrange.sim.egl_device import EGL_DEVICE_VAR, cuda_index, select_egl_device
 from rearrange.ver_backend import distributed
 from rearrange.ver_backend.distributed import (
@@ -21,7 +22,6 @@ from rearrange.ver_backend.distributed import (
     ranks_share_gpu,
     resolve_device,
 )
-from rearrange.ver_backend.env_worker import TaskEnvFactory
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -16,12 +16,12 @@ import pytest
 import torch
 import torch.distributed as dist
 
+from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
 from rearrange.ver_backend.config import PPOConfig, VERConfig
 from rearrange.ver_backend.distributed import DistContext
 from rearrange.ver_backend.inference import now
 from rearrange.ver_backend.learner import Learner
 from rearrange.ver_backend.preemption import PreemptionDecider
-from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
 from rearrange.ver_backend.systems import CollectStats
 from rearrange.ver_backend.trainer import Trainer, TrainSetup
 from ver_backend.helpers import build_collector

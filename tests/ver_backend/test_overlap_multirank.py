@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rearrange.ver_backend.checkpoint import load_checkpoint
+from rearrange.runtime.checkpoint import load_checkpoint
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from rearrange.ver_backend.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from rearrange.runtime.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
 from rearrange.ver_backend.config import PPOConfig, VERConfig
-from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
 from rearrange.ver_backend.trainer import Trainer, TrainSetup
 
 from .tiny_policy import build_tiny_policy

@@ -9,8 +9,8 @@ import torch
 
 from benchmarks import systems_real
 from benchmarks.sim_ceiling import sim_only_sps, step_pool
-from rearrange.ver_backend.env_worker import env_seeds, make_env_pool
-from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
+from rearrange.runtime.env_worker import env_seeds, make_env_pool
+from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
 
 
 def fake_gpus(monkeypatch, count: int) -> None:

@@ -47,7 +47,7 @@ def pick_run(tmp_path_factory) -> Path:
 
 
 def test_cli_writes_checkpoint_with_expected_step_count(pick_run):
-    from rearrange.ver_backend.checkpoint import load_checkpoint
+    from rearrange.runtime.checkpoint import load_checkpoint
 
     state = load_checkpoint(pick_run / "checkpoints" / "latest.pt")
     # Every update collects exactly T·N = 16 steps (one rank, no preemption).
@@ -113,7 +113,7 @@ def test_resume_continues_step_count(pick_run):
     """A second invocation with --resume and a larger budget continues from the checkpoint.
 
     Last in the file: it extends the shared run the tests above read."""
-    from rearrange.ver_backend.checkpoint import load_checkpoint
+    from rearrange.runtime.checkpoint import load_checkpoint
 
     proc = _train_pick(pick_run.parent.parent, "--resume", f"total_steps={2 * TOTAL_STEPS}")
     assert proc.returncode == 0, proc.stderr[-3000:]

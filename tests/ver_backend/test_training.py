@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from rearrange.config import compose_train_config
+from rearrange.runtime.checkpoint import load_checkpoint
 from rearrange.train_skill import make_setup
-from rearrange.ver_backend.checkpoint import load_checkpoint
 from rearrange.ver_backend.trainer import Trainer
 
 REPO = Path(__file__).resolve().parents[2]

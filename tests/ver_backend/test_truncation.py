@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from rearrange.ver_backend.env_worker import EnvRunner
-from rearrange.ver_backend.shared_memory import create_buffers
-from rearrange.ver_backend.synthetic_env import SyntheticEnvConfig, SyntheticReachEnv
+from rearrange.runtime.env_worker import EnvRunner
+from rearrange.runtime.shared_memory import create_buffers
+from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticReachEnv
 from ver_backend.helpers import build_collector
 
 

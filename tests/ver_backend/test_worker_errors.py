@@ -2,7 +2,7 @@
 
 import pytest
 
-from rearrange.ver_backend.env_worker import EnvWorkerError, make_env_pool
+from rearrange.runtime.env_worker import EnvWorkerError, make_env_pool
 from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker
 from rearrange.ver_backend.rollout_storage import RolloutStorage
 from rearrange.ver_backend.systems import Collector

@@ -53,7 +53,7 @@ def compact_state(ckpt: dict[str, Any], manifest: dict[str, Any]) -> dict[str, A
     """What a shipped checkpoint keeps of a training checkpoint: fp16 weights, no optimiser.
 
     The learner key holds no optimiser state (the file is for inference); the rest of the
-    training-checkpoint keys stay so `rearrange.ver_backend.checkpoint.load_checkpoint` and
+    training-checkpoint keys stay so `rearrange.runtime.checkpoint.load_checkpoint` and
     `LearnedSkill` read it like any other checkpoint."""
     import torch
 

@@ -16,7 +16,7 @@ from multiprocessing import shared_memory
 import numpy as np
 from gymnasium import spaces
 
-from rearrange.ver_backend.obs_rows import ObsRowLayout
+from rearrange.runtime.obs_rows import ObsRowLayout
 
 # Per-env scalar fields written by env worker i after each step.
 SCALAR_FIELDS: dict[str, np.dtype] = {

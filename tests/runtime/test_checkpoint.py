@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from rearrange.ver_backend.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from rearrange.runtime.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 
 REPO = Path(__file__).resolve().parents[2]
 

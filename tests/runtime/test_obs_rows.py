@@ -5,8 +5,8 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from rearrange.ver_backend.obs_rows import ObsRowLayout
-from rearrange.ver_backend.shared_memory import create_buffers
+from rearrange.runtime.obs_rows import ObsRowLayout
+from rearrange.runtime.shared_memory import create_buffers
 
 SPACE = spaces.Dict(
     {

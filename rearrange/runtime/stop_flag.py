@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 import threading
 
-from rearrange.ver_backend.logging_utils import log
+from rearrange.runtime.logging_utils import log
 
 
 class StopFlag:

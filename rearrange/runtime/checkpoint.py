@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import pickle
 import random
+import shutil
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -99,3 +100,17 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
 def find_latest(checkpoint_dir: str | Path) -> Path | None:
     path = Path(checkpoint_dir) / LATEST
     return path if path.exists() else None
+
+
+def keep_snapshot(latest: Path, num_steps: int, keep: int) -> None:
+    """Copy latest.pt to ckpt_<steps>.pt (hard link when possible) and keep the newest `keep`."""
+    if keep <= 0:
+        return
+    snap = latest.with_name(f"ckpt_{num_steps:010d}.pt")
+    if not snap.exists():
+        try:
+            os.link(latest, snap)
+        except OSError:
+            shutil.copyfile(latest, snap)
+    for old in sorted(latest.parent.glob("ckpt_*.pt"))[:-keep]:
+        old.unlink()

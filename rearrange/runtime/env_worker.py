@@ -38,7 +38,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rearrange.ver_backend.shared_memory import (
+from rearrange.runtime.shared_memory import (
     SharedBuffers,
     attach_buffers,
     create_buffers,
