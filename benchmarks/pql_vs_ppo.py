@@ -8,7 +8,7 @@ For every (skill, algo, seed): train with `python -m rearrange.train_skill SKILL
 (`--algo pql` / `--algo ver`; both on the CPU profile's state observations) for `--minutes` of wall
 time (then SIGINT: both trainers checkpoint and exit), keeping a snapshot every
 `--pql-snapshot-steps` / `--ver-snapshot-steps` environment steps; then evaluate every snapshot on `--episodes` val
-episodes with `eval_skill` (training-window success misleads, DESIGN §7). A snapshot's time
+episodes with `eval_skill` (training-window success misleads, DESIGN §9). A snapshot's time
 is the training wall time stored in it (start-up included).
 
 Writes, under --out (default benchmarks/results/pql_vs_ppo): evals.csv (one row per

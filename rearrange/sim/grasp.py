@@ -4,7 +4,7 @@ MuJoCo's weld error is computed as: anchor (eq_data[0:3], body2 frame) must coin
 body1 pos + R1 @ relpos (eq_data[3:6]); body2 orientation must equal q1 * relquat
 (eq_data[6:10]); eq_data[10] scales the angular error. We fill relpos/relquat from the
 current poses at grasp time so the weld holds the body where it is instead of snapping it
-to the model's initial offset (DESIGN §6). Handle grasps use torquescale 0: the gripper
+to the model's initial offset (DESIGN §3). Handle grasps use torquescale 0: the gripper
 holds the handle point, the door/drawer keeps its own joint rotation.
 
 While something is held its geoms drop the robot collision bit (`ROBOT_BIT`): the

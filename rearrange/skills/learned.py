@@ -1,8 +1,9 @@
-"""A skill driven by a policy trained with VER, loaded from its checkpoint.
+"""A skill driven by a policy trained with VER-PPO or PQL, loaded from its checkpoint.
 
 The policy (CONTRACTS §5) is recurrent: the skill keeps its hidden state and previous action
-between steps and zeroes them on `reset`. At deployment the HRL masks apply (DESIGN §6):
-nav stop is ignored while the goal is > 2 m away, grip follows the skill's grip rule.
+between steps and zeroes them on `reset`. At deployment the HRL masks apply (DESIGN §6),
+applied by whoever steps the world (the executor), not here: nav stop is ignored while the
+goal is farther than the HAB mask distance, grip follows the skill's grip rule.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 Pure functions on flat action arrays; each returns a new array and never mutates its input.
 
 - Nav stop-masking (defined in rearrange/tasks/stop_rule.py, re-exported here): the nav
-  skill's stop is ignored while its own goal sensor says the target is more than 2 m away;
-  the nav env applies the same rule while training.
+  skill's stop is ignored while its own goal sensor says the target is farther than the mask
+  distance: 2 m while training; in HAB the nav's training success radius + 0.5 m
+  (`stop_rule.hab_stop_mask_dist`, 1 m for the shipped nav).
 - Grip masking (defined in rearrange/tasks/grip_rules.py, re-exported here): the skill envs
   apply the same rule while training, so deployment changes nothing the policy has not seen.
 """

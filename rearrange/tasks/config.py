@@ -133,7 +133,7 @@ def default_task_config(task: str, **overrides: Any) -> TaskConfig:
 
 @dataclass
 class HabThresholds:
-    """PDDL predicate thresholds (habitat-lab values, DESIGN.md §4)."""
+    """PDDL predicate thresholds (habitat-lab values, DESIGN.md §6)."""
 
     object_at: float = 0.3  # m, object to its goal
     robot_at: float = 2.0  # m, base to a nav target (2-D)

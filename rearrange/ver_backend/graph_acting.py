@@ -2,7 +2,7 @@
 
 On a GPU the policy's eager forward is bound by kernel launches, not by math (H100, batch 16:
 2.9 ms eager, 0.71 ms replayed as a CUDA graph). A graph has fixed shapes, but VER's inference
-worker acts on whatever 1..num_envs envs are ready (docs/DESIGN.md), so each batch is padded
+worker acts on whatever 1..num_envs envs are ready (docs/DESIGN.md §7), so each batch is padded
 to the smallest of a few bucket sizes and that bucket's graph is replayed. On CPU there are
 no launches to save and padding only costs, so the step stays eager there.
 """

@@ -9,7 +9,7 @@ environment e gets
     w_e = (S / N) / n_e            n_e = steps of env e in the rollout,
 
 then min(w_e, max_is) inside the loss: over-sampled envs (n_e > S/N) are down-weighted,
-under-sampled ones are not up-weighted beyond 1. DESIGN §6 writes this as (T+1)/n_e because the
+under-sampled ones are not up-weighted beyond 1. DESIGN §5 writes this as (T+1)/n_e because the
 reference buffer holds (T+1)·N steps including each env's bootstrap step; our Rollout keeps the
 bootstrap outside (`bootstrap_values`), so S/N is the same 'average steps per env'.
 
