@@ -45,6 +45,25 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 # ---------------------------------------------------------------------------- one measurement
+def _module(*names: str):
+    """The first of `names` that is part of the `rearrange` package this process runs: a
+    baseline checkout keeps some modules elsewhere (ver_backend before runtime existed), and
+    the editable install would otherwise supply ours for the names it lacks."""
+    import importlib
+
+    import rearrange
+
+    root = Path(rearrange.__file__).resolve().parent
+    for name in names:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if Path(module.__file__).resolve().is_relative_to(root):
+            return module
+    raise ImportError(f"none of {names} is in {root}")
+
+
 def _model(policy: str, rnn_hidden: int):
     from rearrange.models import ModelConfig
 
@@ -69,19 +88,24 @@ def _build_policy(obs_space, action_space, model):
 def _env_factory(spec: dict):
     env, policy = spec["workload"].split("/")
     if env == "zero":
-        from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
+        synthetic = _module(
+            "rearrange.runtime.synthetic_env", "rearrange.ver_backend.synthetic_env"
+        )
+        SyntheticEnvConfig = synthetic.SyntheticEnvConfig  # noqa: N806
+        SyntheticEnvFactory = synthetic.SyntheticEnvFactory  # noqa: N806
 
         depth = spec["depth_size"] if policy == "depth" else 0
         cfg = SyntheticEnvConfig(depth_size=depth) if depth else SyntheticEnvConfig()
         return SyntheticEnvFactory(cfg, spec["num_envs"])
-    from rearrange.runtime.env_worker import TaskEnvFactory
+
+    workers = _module("rearrange.runtime.env_worker", "rearrange.ver_backend.env_worker")
     from rearrange.tasks.config import default_task_config
 
     task = default_task_config(
         spec["task"], obs_preset=policy, depth_size=spec["depth_size"], num_episodes=200
     )
     task.base_movement = spec["base_movement"]
-    return TaskEnvFactory(spec["task"], task, "train", 0)
+    return workers.TaskEnvFactory(spec["task"], task, "train", 0)
 
 
 def measure(spec: dict) -> dict:
@@ -113,9 +137,8 @@ def measure(spec: dict) -> dict:
     extra = {}
     cost = None
     try:  # our code attaches a per-part timer; an older checkout has none
-        from rearrange.ver_backend.host_cost import HostCost
-
-        cost = HostCost(synchronize=spec["device"].startswith("cuda"))
+        host_cost = _module("rearrange.ver_backend.host_cost")
+        cost = host_cost.HostCost(synchronize=spec["device"].startswith("cuda"))
         extra["host_cost"] = cost
     except ImportError:
         pass
@@ -204,7 +227,7 @@ def report(results: dict, args) -> str:
         row = [workload, system, *(cell(sps[s]) for s in sources)]
         if args.baseline_src:
             ok = sps["ours"] and sps["baseline"]
-            ratio = statistics.median(sps["ours"]) / statistics.median(sps["baseline"])
+            ratio = statistics.median(sps["ours"]) / statistics.median(sps["baseline"]) if ok else 0
             row.append(f"{ratio:.2f}×" if ok else "n/a")
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", _cost_table(results)]

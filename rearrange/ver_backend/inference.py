@@ -37,10 +37,9 @@ def lagging_key(storage: RolloutStorage):
 
 
 def lagging_order(storage: RolloutStorage, env_ids: Sequence[int]) -> np.ndarray:
-    """Positions of `env_ids` sorted by `lagging_key`, ties in the given order (vectorised)."""
+    """Positions of `env_ids` sorted by `lagging_key` (vectorised)."""
     ids = np.asarray(env_ids, np.int64)
-    position = np.arange(len(ids))
-    return np.lexsort((position, storage.total_collected[ids], storage.steps_this_rollout[ids]))
+    return np.lexsort((ids, storage.total_collected[ids], storage.steps_this_rollout[ids]))
 
 
 @dataclass
@@ -66,14 +65,16 @@ class DynamicBatcher:
 
     def select(self, ready: Sequence[int], key) -> list[int]:
         """Up to `max_batch` of `ready` (in arrival order), lagging envs first: `key(env)`
-        (see `lagging_key`) orders them, ties keep arrival order. `key` may instead be the
-        RolloutStorage, whose lagging order is then computed vectorised."""
+        (see `lagging_key`) orders them, ties keep arrival order."""
         limit = len(ready) if self.lockstep else self.max_batch
-        if isinstance(key, RolloutStorage):
-            order = lagging_order(key, ready)
-        else:
-            order = sorted(range(len(ready)), key=lambda k: (key(ready[k]), k))
+        order = sorted(range(len(ready)), key=lambda k: (key(ready[k]), k))
         return [ready[k] for k in order[:limit]]
+
+    def select_lagging(self, ready: Sequence[int], storage: RolloutStorage) -> list[int]:
+        """`select` with `lagging_key(storage)`, vectorised (the collector's hot path)."""
+        limit = len(ready) if self.lockstep else self.max_batch
+        order = lagging_order(storage, ready)[:limit]
+        return [ready[k] for k in order.tolist()]
 
 
 class InferenceWorker:

@@ -130,7 +130,7 @@ class Collector:
             len(self.ready), len(self.busy), waited, self.inference.avg_inference_s
         ):
             return False
-        self.infer(self.batcher.select(self.ready, self.storage))
+        self.infer(self.batcher.select_lagging(self.ready, self.storage))
         return True
 
     def infer(self, batch: list[int]) -> None:

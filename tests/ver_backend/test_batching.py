@@ -30,3 +30,21 @@ def test_lockstep_waits_for_all_and_takes_all():
     assert not b.should_infer(num_ready=3, num_busy=1, waited_s=10.0, avg_inference_s=0.01)
     assert b.should_infer(num_ready=4, num_busy=0, waited_s=0.0, avg_inference_s=0.01)
     assert b.select([0, 1, 2, 3], lambda e: 0) == [0, 1, 2, 3]
+
+
+def test_vectorised_lagging_selection_matches_the_key_order():
+    import numpy as np
+    from gymnasium import spaces
+
+    from rearrange.ver_backend.inference import lagging_key
+    from rearrange.ver_backend.rollout_storage import RolloutStorage
+
+    obs = spaces.Dict({"x": spaces.Box(-1, 1, (1,), np.float32)})
+    storage = RolloutStorage(6, 4, obs, spaces.Box(-1, 1, (1,), np.float32), 1, 1)
+    storage.steps_this_rollout[:] = [2, 0, 1, 0, 2, 1]
+    storage.total_collected[:] = [9, 5, 3, 5, 1, 3]
+    b = DynamicBatcher(min_batch=1, max_batch=4)
+    ready = [4, 0, 3, 5, 1, 2]
+    # by (this rollout, total, env): 1 (0,5,1), 3 (0,5,3), 2 (1,3,2), 5 (1,3,5)
+    assert b.select_lagging(ready, storage) == [1, 3, 2, 5]
+    assert b.select_lagging(ready, storage) == b.select(ready, lagging_key(storage))
