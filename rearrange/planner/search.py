@@ -47,9 +47,6 @@ class GroundTask:
     actions: list[GroundAction]
     notes: list[str] = field(default_factory=list)  # hints appended to "no plan" errors
 
-    def atom_bits(self) -> dict[Atom, int]:
-        return {a: i for i, a in enumerate(self.atoms)}
-
     def describe(self, mask: int) -> str:
         """The atoms of a mask in PDDL syntax, e.g. '(placed obj_0) (placed obj_3)'."""
         return " ".join("(" + " ".join(a) + ")" for i, a in enumerate(self.atoms) if mask >> i & 1)

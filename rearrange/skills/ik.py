@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-MAX_JOINT_DELTA = 0.0125  # rad per policy step at action 1.0 (DESIGN §4)
+from rearrange.sim.config import SimConfig
 
 
 def dls_joint_step(
@@ -35,7 +35,7 @@ def nullspace_step(jac: np.ndarray, q: np.ndarray, q_pref: np.ndarray, gain: flo
 
 
 def joint_delta_action(
-    dq: np.ndarray, max_delta: float = MAX_JOINT_DELTA, full_speed: bool = False
+    dq: np.ndarray, max_delta: float = SimConfig.arm_delta_scale, full_speed: bool = False
 ) -> np.ndarray:
     """Joint step (rad) → arm action in [-1, 1], scaled as a whole so its direction is kept.
 

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from rearrange.sim import objects
-from rearrange.sim.geometry import wrap_angle
 from rearrange.sim.placement import best_ready_pose, in_ready_pose
 from rearrange.sim.robot import CARRY_EE_OFFSET
 from rearrange.skills.base import SkillError
@@ -27,10 +26,7 @@ from rearrange.skills.oracle_common import (
 from rearrange.skills.oracle_nav import PathFollower
 
 REACH_TOL = 0.03  # m: a via-point counts as reached
-ARM_REACH = 0.85  # m: horizontal base-centre → target distance the arm reaches comfortably
-STAND_OFF = 0.65  # m: where the base stops when it drives closer
 PHASE_TIMEOUT = 90  # steps before a stuck phase moves on
-DRIVE_TIMEOUT = 60  # steps the base may spend getting within reach
 NAV_TIMEOUT = 600  # steps the base-moving pick/place may drive before trying anyway
 READY_REACH = 0.8  # m: a target this close to the shoulder (and in view) needs no drive
 # Carry pose (base frame offset from the resting EE): the held object hangs ~0.13 m below
@@ -78,69 +74,6 @@ class _ArmOracle(OracleSkill):
     def _tick(self) -> int:
         self._phase_steps += 1
         return self._phase_steps
-
-    def _base_toward(
-        self,
-        sim,
-        point_xy: np.ndarray,
-        grip: float,
-        arm_target: np.ndarray | None = None,
-        near: float = 0.0,
-        far: float = ARM_REACH,
-        stand: float = STAND_OFF,
-    ) -> np.ndarray | None:
-        """A base action bringing `point_xy` to between `near` and `far` metres in front of
-        the robot (aiming at `stand`), or None when it is there."""
-        if not self.base_movement or self._tick() > DRIVE_TIMEOUT:
-            return None  # (a base blocked by furniture gives up and lets the arm try)
-        x, y, yaw = (float(v) for v in sim.base_pose())
-        dist = math.hypot(point_xy[0] - x, point_xy[1] - y)
-        err = wrap_angle(math.atan2(point_xy[1] - y, point_xy[0] - x) - yaw)
-        if near <= dist <= far and abs(err) < math.radians(30):
-            return None
-        angular = float(np.clip(err / 0.15, -1.0, 1.0))
-        linear = 0.0 if abs(err) > 0.5 else float(np.clip((dist - stand) / 0.3, -1.0, 1.0))
-        # The arm already heads for its first via-point while the base drives (saves steps).
-        action = (
-            self._arm_to(sim, arm_target, grip)
-            if arm_target is not None
-            else (self.layout.compose(arm=np.zeros(7), grip=grip))
-        )
-        action[self.layout.base] = [linear, angular]
-        return action
-
-    def _base_to_pose(
-        self, sim, goal: np.ndarray, goal_yaw: float, grip: float, arm_target: np.ndarray | None
-    ) -> np.ndarray | None:
-        """A base action driving to (x, y) then turning to `goal_yaw`; None once there.
-
-        Drives backwards when the goal is behind (short moves in front of furniture).
-        """
-        if not self.base_movement or self._tick() > 1.5 * DRIVE_TIMEOUT:
-            return None
-        x, y, yaw = (float(v) for v in sim.base_pose())
-        dx, dy = goal[0] - x, goal[1] - y
-        dist = math.hypot(dx, dy)
-        if dist > 0.06:
-            bearing = math.atan2(dy, dx)
-            err = wrap_angle(bearing - yaw)
-            sign = 1.0
-            if abs(err) > math.pi / 2:  # goal behind: reverse instead of turning around
-                err, sign = wrap_angle(err + math.pi), -1.0
-            linear = 0.0 if abs(err) > 0.3 else sign * float(np.clip(dist / 0.3, 0.2, 1.0))
-            base = [linear, float(np.clip(err / 0.15, -1.0, 1.0))]
-        else:
-            err = wrap_angle(goal_yaw - yaw)
-            if abs(err) < math.radians(5):
-                return None
-            base = [0.0, float(np.clip(err / 0.15, -1.0, 1.0))]
-        action = (
-            self._arm_to(sim, arm_target, grip)
-            if arm_target is not None
-            else (self.layout.compose(arm=np.zeros(7), grip=grip))
-        )
-        action[self.layout.base] = base
-        return action
 
     def _rest(self, sim, grip: float) -> np.ndarray:
         return self._arm_to(sim, rest_ee_world(sim), grip)

@@ -25,13 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from rearrange.sim.config import SimConfig
 from rearrange.sim.geometry import wrap_angle
 from rearrange.sim.simulator import Simulator
 from rearrange.skills.arm_sweep import turn_clear
 from rearrange.skills.base import SkillError
 from rearrange.skills.oracle_common import OracleSkill
-
-POLICY_DT = 1.0 / 30.0  # s per policy step (DESIGN §4: 30 Hz)
 
 
 @dataclass(frozen=True)
@@ -74,6 +73,7 @@ class PathFollower:
         # m/s and rad/s at action 1; None reads SimConfig.base_max_linear / _angular.
         self.max_linear = max_linear
         self.max_angular = max_angular
+        self.policy_dt = SimConfig().policy_dt  # s per step; command() reads the sim's
         self.cfg = config or FollowerConfig()
         self.goal = (0.0, 0.0, 0.0)
         self.reset(self.goal)
@@ -97,6 +97,7 @@ class PathFollower:
             self.max_linear = float(sim.config.base_max_linear)
         if self.max_angular is None:
             self.max_angular = float(sim.config.base_max_angular)
+        self.policy_dt = float(sim.config.policy_dt)
         x, y, yaw = (float(v) for v in sim.base_pose())
         gx, gy, gyaw = self.goal
         dist = math.hypot(gx - x, gy - y)
@@ -207,7 +208,7 @@ class PathFollower:
             linear = 0.0
         elif final:
             # land on the goal point: at most the remaining distance this step
-            linear = min(1.0, remaining / (self.max_linear * POLICY_DT)) * math.cos(err)
+            linear = min(1.0, remaining / (self.max_linear * self.policy_dt)) * math.cos(err)
         else:
             linear = math.cos(err) ** 2
         self._driving = linear > 0
@@ -215,7 +216,7 @@ class PathFollower:
 
     def _turn(self, err: float) -> float:
         """Angular action that turns by `err` this step, or at full speed when larger."""
-        return float(np.clip(err / (self.max_angular * POLICY_DT), -1.0, 1.0))
+        return float(np.clip(err / (self.max_angular * self.policy_dt), -1.0, 1.0))
 
     _driving = False
     _heading_err = 0.0

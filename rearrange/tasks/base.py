@@ -43,9 +43,8 @@ def make_sim(config: TaskConfig) -> Simulator:
 
     names = {f.name for f in fields(SimConfig)}
     kwargs = dict(config.sim_overrides)
-    for key in ("depth_width", "depth_height", "camera_width", "camera_height"):
-        if key in names:
-            kwargs.setdefault(key, config.depth_size)
+    for key in ("depth_width", "depth_height"):
+        kwargs.setdefault(key, config.depth_size)
     unknown = set(kwargs) - names
     if unknown:
         raise ValueError(f"unknown SimConfig field(s) {sorted(unknown)}; valid: {sorted(names)}")

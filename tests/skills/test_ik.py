@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from rearrange.sim.config import SimConfig
 from rearrange.skills import ik
 
 
@@ -38,7 +39,7 @@ class _PlanarArm:
         return self.q.copy()
 
     def step(self, arm, grip, base):
-        self.q = self.q + np.clip(arm, -1, 1) * ik.MAX_JOINT_DELTA
+        self.q = self.q + np.clip(arm, -1, 1) * SimConfig.arm_delta_scale
 
 
 def test_solve_ik_converges_on_linear_arm_with_limited_steps():

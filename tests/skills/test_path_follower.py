@@ -6,9 +6,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from rearrange.sim.config import SimConfig
 from rearrange.skill_spec import SkillTarget
 from rearrange.skills.base import SkillError
-from rearrange.skills.oracle_nav import POLICY_DT, OracleNav, PathFollower
+from rearrange.skills.oracle_nav import OracleNav, PathFollower
+
+POLICY_DT = SimConfig().policy_dt
 
 MAX_LIN, MAX_ANG = 1.0, 1.5
 
@@ -33,7 +36,9 @@ class KinematicBase:
     def __init__(self, x=0.0, y=0.0, yaw=0.0):
         self.pose = np.array([x, y, yaw], dtype=np.float64)
         self.navmap = OpenFloor()
-        self.config = SimpleNamespace(base_max_linear=MAX_LIN, base_max_angular=MAX_ANG)
+        self.config = SimpleNamespace(
+            base_max_linear=MAX_LIN, base_max_angular=MAX_ANG, policy_dt=POLICY_DT
+        )
         self.episode = SimpleNamespace(objects=[])
 
     def base_pose(self):
