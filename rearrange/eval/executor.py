@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from rearrange.eval.overlays import episode_overlays
+from rearrange.eval.episode_film import EpisodeFilm
+from rearrange.eval.frame_layout import FrameLayout
 from rearrange.eval.report import EpisodeRecord
 from rearrange.planner import PlanStep, plan_stages
 from rearrange.sim.placement import COMFORT_REACH, nav_goal_pose
@@ -67,7 +68,15 @@ class ExecutorConfig:
     frame_every: int = 2
     """Record a video frame every this many env steps (when a frame sink is given)."""
     frame_size: tuple[int, int] = (480, 360)
-    """Width, height of recorded third-person frames."""
+    """Width, height of the third-person view in recorded frames (the arm-view panel, a
+    square of the same height, is added on its right: 840x360 by default)."""
+    arm_view: bool = True
+    """Video: a side view of the gripper and its target while an arm skill runs."""
+    depth_inset: bool = True
+    """Video: the head depth camera (the policy's, at 64x64) in the bottom-left corner."""
+    end_card_frames: int = 15
+    """Video: frames the end card (outcome, stages k/n, failure cause) is held for; the
+    runner sets one second at the video's frame rate."""
     reset_arm: bool = True
     """After every skill but nav and the last, a scripted arm reset (habitat-lab TP-SRL's
     `add_arm_rest`; skills/reset_arm.py): carry pose while holding, rest otherwise."""
@@ -95,6 +104,8 @@ class EpisodeProgress:
     nav_goal: tuple[float, float, float] | None = None
     frames: int = 0
     done_steps: set[int] = field(default_factory=set)
+    arm_reset: bool = False  # the scripted arm reset between skills is running
+    ended: bool = False  # the plan has stopped (end card)
 
 
 class ExecutorError(ValueError):
@@ -125,6 +136,7 @@ class TPSRLExecutor:
             )
         progress = EpisodeProgress(plan=plan, num_stages=len(plan_stages(plan)))
         self._progress, self._sink = progress, frame_sink
+        self._film = self.film() if frame_sink is not None else None
         failed_skill, reason = "", ""
         skill_runs: list[dict] = []
         for i, step in enumerate(plan):
@@ -157,16 +169,28 @@ class TPSRLExecutor:
         success = not failed_skill and env.all_targets_done()
         if not failed_skill and not success:
             failed_skill, reason = "plan", "plan finished but not every object is at its goal"
-        return EpisodeRecord(
+        record = EpisodeRecord(
             episode_id=env.episode.episode_id,
             stages_completed=progress.stages_done,
             success=success,
             steps=env.num_steps,
             failed_skill=failed_skill,
             failure_reason=reason,
-            video_frames=progress.frames,
             skill_runs=skill_runs,
         )
+        progress.ended = True
+        if self._film is not None:  # the final state under the outcome card, ~1 s
+            for frame in self._film.end_card(env, progress, record):
+                self._sink(frame)
+                progress.frames += 1
+        record.video_frames = progress.frames
+        return record
+
+    def film(self) -> EpisodeFilm:
+        """What renders this executor's video frames (the config's sizes and parts)."""
+        cfg = self.config
+        layout = FrameLayout.fit(tuple(cfg.frame_size), cfg.arm_view, cfg.depth_inset)
+        return EpisodeFilm(layout, cfg.end_card_frames)
 
     def _nav_end(self, goal: tuple[float, float, float]) -> dict:
         """Where a nav leg left the base: Euclidean distance (m) to its goal pose and heading
@@ -224,12 +248,14 @@ class TPSRLExecutor:
         name = RESET_ARM_LAYOUT_SKILL
         arm = ResetArm(action_layout(name, env.skill_base_movement(name)))
         steps = 0
+        self._progress.arm_reset = True
         while steps < self.config.reset_arm_steps and env.num_steps < self._max_steps():
             if arm.is_done(env.sim):
                 break
             env.apply_action(name, arm.act(env.sim))
             steps += 1
             self._maybe_record()
+        self._progress.arm_reset = False
         return steps
 
     def _mask(self, skill_name, action, layout, obs, grip: GripTracker, target=None) -> np.ndarray:
@@ -253,9 +279,7 @@ class TPSRLExecutor:
     def _maybe_record(self) -> None:
         if self._sink is None or self.env.num_steps % self.config.frame_every:
             return
-        overlays = episode_overlays(self.env, self._progress)
-        w, h = self.config.frame_size
-        self._sink(self.env.render(overlays, width=w, height=h))
+        self._sink(self._film.frame(self.env, self._progress))
         self._progress.frames += 1
 
     # --- targets and postconditions -----------------------------------------------------

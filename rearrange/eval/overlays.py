@@ -1,12 +1,14 @@
 """Evaluation-video overlays (VER Appendix C): a white wireframe box around each object
 still to pick, a ghost copy at each goal not yet reached, a grey sphere where the running
-nav skill is heading, and the current skill / stage written on the frame."""
+nav skill is heading, the current skill / stage written on the frame, and a yellow ring on
+what the running arm skill works on (the object to pick, the place goal, the handle)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rearrange.sim.render import Overlays
+from rearrange.skill_spec import MANIPULATION_SKILLS
 
 
 def objects_to_pick(progress: Any) -> list[int]:
@@ -43,13 +45,34 @@ def caption(env: Any, progress: Any) -> list[str]:
     ]
 
 
+def arm_target(env: Any, progress: Any) -> tuple[str, tuple[float, float, float]] | None:
+    """(marker label, world point) of what the running arm skill works on: the object for a
+    pick, the goal position for a place, the handle for open / close; None while nav or the
+    arm reset between skills runs, or once the episode has ended."""
+    if progress.arm_reset or progress.ended or not progress.plan:
+        return None
+    step = progress.plan[progress.step_index]
+    if step.skill not in MANIPULATION_SKILLS:
+        return None
+    sim = env.sim
+    if step.skill == "pick":
+        label, point = "pick", sim.object_pos(step.obj_index)
+    elif step.skill == "place":
+        label, point = "place goal", env.episode.targets[step.target_index].goal_pos
+    else:
+        label, point = "handle", sim.handle_pos(step.articulation)
+    return label, tuple(float(v) for v in point)
+
+
 def episode_overlays(env: Any, progress: Any) -> Overlays:
     spheres = []
     if progress.nav_goal is not None:
         spheres.append((progress.nav_goal[0], progress.nav_goal[1]))
+    target = arm_target(env, progress)
     return Overlays(
         boxes=objects_to_pick(progress),
         ghosts=goals_left(env, progress),
         spheres=spheres,
         text=caption(env, progress),
+        markers=[(target[1], target[0])] if target else [],
     )

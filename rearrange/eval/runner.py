@@ -220,6 +220,7 @@ def evaluate(args: EvalArgs) -> EvalResult:
             stop_mask_dist=args.stop_mask_dist,
             step_limits={**HAB_STEP_LIMITS, **dict(args.step_limits)},
             frame_every=args.video_every,
+            end_card_frames=video_fps(args),  # the end card stays up for one second
             reset_arm=args.reset_arm,
         ),
     )
@@ -248,13 +249,19 @@ def _run_one(executor, plan, args: EvalArgs, ep, record_video: bool) -> EpisodeR
         return executor.run_episode(plan)
     suffix = "_nonav" if args.no_nav else ""
     path = Path(args.video_dir) / f"{args.scenario}{suffix}_{ep.episode_id}.mp4"
-    recorder = VideoRecorder(path, fps=max(1, 30 // args.video_every))
+    recorder = VideoRecorder(path, fps=video_fps(args))
     try:
         record = executor.run_episode(plan, frame_sink=recorder.add)
     finally:
         written = recorder.close()
     record.video = str(written) if written else ""
     return record
+
+
+def video_fps(args: EvalArgs) -> int:
+    """Frames per second of the videos: real time (30 Hz policy steps, a frame every
+    --video-every of them)."""
+    return max(1, 30 // args.video_every)
 
 
 def label(args: EvalArgs) -> str:

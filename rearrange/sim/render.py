@@ -1,4 +1,5 @@
-"""Third-person rendering with evaluation overlays (white boxes, ghosts, spheres, text)."""
+"""Third-person rendering with evaluation overlays (white boxes, ghosts, spheres, text, 2-D
+markers), and the pinhole projection of MuJoCo's free cameras that places those markers."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ class Overlays:
     """(x, y): grey spheres on the floor (where navigation was trained to go)."""
     text: list[str] = field(default_factory=list)
     """Lines written in the top-left corner."""
+    markers: list[tuple[tuple[float, float, float], str]] = field(default_factory=list)
+    """(world point, label): a ring drawn on top of the image where the point projects, so
+    a place goal or pick target stays visible behind the robot's head and torso."""
 
 
 @dataclass
@@ -39,6 +43,43 @@ class CameraView:
     distance: float
     azimuth: float
     elevation: float
+
+
+@dataclass(frozen=True)
+class PinholeCamera:
+    """Where a rendered camera sits and looks: position, unit forward and up vectors (world)
+    and the vertical field of view (degrees); the image centre is on the forward axis."""
+
+    pos: tuple[float, float, float]
+    forward: tuple[float, float, float]
+    up: tuple[float, float, float]
+    fovy: float
+
+
+def free_camera(view: CameraView, fovy: float) -> PinholeCamera:
+    """The pinhole camera MuJoCo renders for a free camera (`mjv_updateCamera`): forward from
+    azimuth / elevation, up in the vertical plane through it, eye `distance` behind lookat."""
+    az, el = math.radians(view.azimuth), math.radians(view.elevation)
+    forward = np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)])
+    up = np.array([-math.sin(el) * math.cos(az), -math.sin(el) * math.sin(az), math.cos(el)])
+    pos = np.asarray(view.lookat, np.float64) - view.distance * forward
+    return PinholeCamera(tuple(pos), tuple(forward), tuple(up), float(fovy))
+
+
+def project(
+    camera: PinholeCamera, points, width: int, height: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """([N, 2] pixel (x right, y down; (0, 0) the top-left corner of the image), [N] in
+    front of the camera) of world points; square pixels, focal length from the vertical fov."""
+    p = np.atleast_2d(np.asarray(points, np.float64)) - np.asarray(camera.pos)
+    forward, up = np.asarray(camera.forward), np.asarray(camera.up)
+    right = np.cross(forward, up)
+    depth = p @ forward
+    focal = 0.5 * height / math.tan(math.radians(camera.fovy) / 2)
+    safe = np.where(np.abs(depth) < 1e-9, 1e-9, depth)
+    x = 0.5 * width + focal * (p @ right) / safe
+    y = 0.5 * height - focal * (p @ up) / safe
+    return np.stack([x, y], axis=1), depth > 1e-6
 
 
 def follow_view(sim) -> CameraView:
@@ -187,6 +228,35 @@ def draw_text(img: np.ndarray, lines: list[str]) -> np.ndarray:
     return np.asarray(pil).copy()
 
 
+MARKER_RGB = (255, 214, 0)  # yellow: stands out against the floor, furniture and robot
+
+
+def draw_markers(
+    img: np.ndarray, camera: PinholeCamera, markers: list, radius: int = 11
+) -> np.ndarray:
+    """A ring with a centre dot and its label where each (world point, label) projects;
+    points behind the camera or outside the image are skipped."""
+    if not markers:
+        return img
+    from PIL import Image, ImageDraw
+
+    h, w = img.shape[:2]
+    pixels, ahead = project(camera, [m[0] for m in markers], w, h)
+    pil = Image.fromarray(img)
+    draw = ImageDraw.Draw(pil)
+    for (x, y), front, (_, label) in zip(pixels, ahead, markers):
+        if not front or not (0 <= x < w and 0 <= y < h):
+            continue
+        for r, colour in ((radius + 1, (0, 0, 0)), (radius, MARKER_RGB)):
+            draw.ellipse([x - r, y - r, x + r, y + r], outline=colour, width=3 if r > radius else 2)
+        draw.ellipse([x - 2, y - 2, x + 2, y + 2], fill=MARKER_RGB)
+        if label:
+            tx, ty = x + radius + 4, y - 7
+            draw.rectangle([tx - 2, ty - 1, tx + 6 * len(label) + 2, ty + 12], fill=(0, 0, 0))
+            draw.text((tx, ty), label, fill=MARKER_RGB)
+    return np.asarray(pil).copy()
+
+
 WALL_STUB_HALF_HEIGHT = 0.15
 
 
@@ -222,7 +292,8 @@ def render_view(
         add_overlays(sim, renderer.scene, overlays)
     img = renderer.render().copy()
     if overlays is not None:
-        img = draw_text(img, overlays.text)
+        camera = free_camera(view, sim.model.vis.global_.fovy)
+        img = draw_text(draw_markers(img, camera, overlays.markers), overlays.text)
     return img
 
 

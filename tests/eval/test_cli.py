@@ -47,11 +47,13 @@ def test_cli_writes_results_and_a_video_with_one_frame_per_recorded_step(tmp_pat
     assert rows[0][:3] == ["scenario", "label", "stage"] and rows[-1][2] == "full_task"
     assert (out / "success.png").read_bytes()[:4] == b"\x89PNG"
     video = videos / "tidy_house_tidy_house-val-0000.mp4"
-    assert record.video == str(video) and record.video_frames == 20  # every 2nd of 40 steps
+    # every 2nd of 40 steps, then the end card held for 1 s at 30 / 2 frames per second
+    assert record.video == str(video) and record.video_frames == 20 + 15
     reader = imageio.get_reader(video)
     frames = [f for f in reader]
     reader.close()
-    assert len(frames) == record.video_frames and frames[0].shape == (360, 480, 3)
+    # 480x360 third-person view + the 360x360 arm-view panel, the same size in every frame
+    assert len(frames) == record.video_frames and {f.shape for f in frames} == {(360, 840, 3)}
     assert json.loads((out / "results.json").read_text())["config"]["skills"] == "oracle"
 
 
