@@ -33,11 +33,11 @@ from rearrange.skill_spec import (
     action_layout,
 )
 from rearrange.skills import Skill
-from rearrange.skills.masking import hab_stop_mask_dist, mask_nav_stop, nav_goal_distance
 from rearrange.skills.reset_arm import RESET_ARM_LAYOUT_SKILL, RESET_ARM_STEPS, ResetArm
 from rearrange.tasks import HabEnv
 from rearrange.tasks.grip_rules import GripTracker
 from rearrange.tasks.nav import heading_error
+from rearrange.tasks.stop_rule import hab_stop_mask_dist, mask_nav_stop, nav_goal_distance
 
 FLOOR_Z = 0.2  # m: an object centre below this fell off its receptacle (issue 5)
 # m shoulder -> object at the nav goal before a pick: the middle of the pick skill's start

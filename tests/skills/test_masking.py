@@ -3,60 +3,60 @@
 import numpy as np
 import pytest
 
-from rearrange.skills import masking
+from rearrange.tasks import grip_rules, stop_rule
 
 
 def test_stop_masked_while_goal_far():
     a = np.array([0.3, -0.2, 0.9], dtype=np.float32)  # nav: [lin, ang, stop]
-    out = masking.mask_nav_stop(a, stop_index=2, goal_dist=2.5)
+    out = stop_rule.mask_nav_stop(a, stop_index=2, goal_dist=2.5)
     np.testing.assert_allclose(out, [0.3, -0.2, -1.0])
     assert a[2] == pytest.approx(0.9)  # input untouched
 
 
 def test_stop_kept_when_goal_near_or_at_threshold():
     a = np.array([0.0, 0.0, 0.7], dtype=np.float32)
-    assert masking.mask_nav_stop(a, 2, goal_dist=1.2)[2] == pytest.approx(0.7)
-    assert masking.mask_nav_stop(a, 2, goal_dist=2.0)[2] == pytest.approx(0.7)  # not > 2 m
+    assert stop_rule.mask_nav_stop(a, 2, goal_dist=1.2)[2] == pytest.approx(0.7)
+    assert stop_rule.mask_nav_stop(a, 2, goal_dist=2.0)[2] == pytest.approx(0.7)  # not > 2 m
 
 
 def test_stop_mask_reads_goal_polar_distance():
     obs = {"goal_polar": np.array([3.1, 0.4])}
-    assert masking.nav_goal_distance(obs) == pytest.approx(3.1)
+    assert stop_rule.nav_goal_distance(obs) == pytest.approx(3.1)
     with pytest.raises(KeyError, match="goal_polar"):
-        masking.nav_goal_distance({})
+        stop_rule.nav_goal_distance({})
 
 
 def test_pick_keeps_grip_on_once_holding():
     a = np.zeros(8, dtype=np.float32)
     a[7] = -0.6
-    rule = masking.GRIP_RULES["pick"]
-    assert masking.mask_grip(a, 7, rule, is_holding=True)[7] == 1.0
-    assert masking.mask_grip(a, 7, rule, is_holding=False)[7] == pytest.approx(-0.6)
+    rule = grip_rules.GRIP_RULES["pick"]
+    assert grip_rules.mask_grip(a, 7, rule, is_holding=True)[7] == 1.0
+    assert grip_rules.mask_grip(a, 7, rule, is_holding=False)[7] == pytest.approx(-0.6)
 
 
 def test_place_keeps_grip_off_once_released():
     a = np.zeros(8, dtype=np.float32)
     a[7] = 0.8
-    rule = masking.GRIP_RULES["place"]
-    assert masking.mask_grip(a, 7, rule, is_holding=False, has_released=True)[7] == -1.0
-    assert masking.mask_grip(a, 7, rule, is_holding=True, has_released=False)[7] == pytest.approx(
-        0.8
-    )
+    rule = grip_rules.GRIP_RULES["place"]
+    assert grip_rules.mask_grip(a, 7, rule, is_holding=False, has_released=True)[7] == -1.0
+    assert grip_rules.mask_grip(a, 7, rule, is_holding=True, has_released=False)[
+        7
+    ] == pytest.approx(0.8)
 
 
 def test_nav_keeps_current_hold():
     a = np.array([0.1, 0.2, 0.0, -0.5], dtype=np.float32)  # a layout with a grip at 3
-    rule = masking.GRIP_RULES["nav"]
-    assert masking.mask_grip(a, 3, rule, is_holding=True)[3] == 1.0
-    assert masking.mask_grip(a, 3, rule, is_holding=False)[3] == -1.0
-    assert masking.grip_for_hold(True) == 1.0 and masking.grip_for_hold(False) == -1.0
+    rule = grip_rules.GRIP_RULES["nav"]
+    assert grip_rules.mask_grip(a, 3, rule, is_holding=True)[3] == 1.0
+    assert grip_rules.mask_grip(a, 3, rule, is_holding=False)[3] == -1.0
+    assert grip_rules.grip_for_hold(True) == 1.0 and grip_rules.grip_for_hold(False) == -1.0
 
 
 def test_grip_mask_without_grip_dim_is_noop_and_bad_rule_raises():
     a = np.array([0.5, 0.5, 0.5], dtype=np.float32)
-    np.testing.assert_allclose(masking.mask_grip(a, None, "keep_current", True), a)
+    np.testing.assert_allclose(grip_rules.mask_grip(a, None, "keep_current", True), a)
     with pytest.raises(ValueError, match="unknown grip rule"):
-        masking.mask_grip(a, 0, "sometimes", True)
+        grip_rules.mask_grip(a, 0, "sometimes", True)
 
 
 def test_place_may_release_only_near_its_goal_and_never_regrasps():
