@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rearrange.eval_skill import TABLE_HEADER, evaluate_skill, parse_args, table_row
+from rearrange.eval.one_skill import TABLE_HEADER, SkillEvalArgs, evaluate_skill, table_row
 from rearrange.skill_spec import SKILL_NAMES
 
 
@@ -26,11 +26,14 @@ def main(argv: list[str] | None = None) -> int:
     mode = "base movement" if args.base_movement else "fixed base"
     print(f"Oracle skills on val episodes ({mode}, seed {args.seed})\n\n{TABLE_HEADER}")
     for task in args.tasks:
-        cli = [task, "--skills", "oracle", "--episodes", str(args.episodes)]
-        cli += ["--seed", str(args.seed)]
-        if args.base_movement and task != "nav":
-            cli.append("--base-movement")
-        print(table_row(evaluate_skill(parse_args(cli))), flush=True)
+        run = SkillEvalArgs(
+            task,
+            skills="oracle",
+            episodes=args.episodes,
+            seed=args.seed,
+            base_movement=args.base_movement and task != "nav",
+        )
+        print(table_row(evaluate_skill(run)), flush=True)
     return 0
 
 

@@ -94,8 +94,8 @@ def train(cmd: list[str], minutes: float, log_path: Path) -> int:
 def evaluate_run(skill, algo, seed, run_dir: Path, episodes: int, eval_seed: int, known=None):
     """Val success of every snapshot of one run; `known` (checkpoint name -> SnapshotEval)
     holds evaluations from an earlier invocation, reused instead of evaluated again."""
+    from rearrange.eval.one_skill import SkillEvalArgs, evaluate_skill
     from rearrange.eval.stats import format_rate
-    from rearrange.eval_skill import evaluate_skill, parse_args
     from rearrange.runtime.checkpoint import load_checkpoint
 
     known = known or {}
@@ -105,8 +105,8 @@ def evaluate_run(skill, algo, seed, run_dir: Path, episodes: int, eval_seed: int
             out.append(known[ckpt.name])
             continue
         state = load_checkpoint(ckpt)
-        argv = [skill, "--checkpoints", str(ckpt), "--episodes", str(episodes)]
-        result = evaluate_skill(parse_args([*argv, "--seed", str(eval_seed)]))
+        run = SkillEvalArgs(skill, checkpoints=str(ckpt), episodes=episodes, seed=eval_seed)
+        result = evaluate_skill(run)
         row = SnapshotEval(
             skill, algo, seed, ckpt.name, int(state["num_steps"]),
             float(state.get("wall_time_s", 0.0)) / 60, result.success_rate,

@@ -15,8 +15,8 @@ import csv
 import sys
 from pathlib import Path
 
+from rearrange.eval.one_skill import SkillEvalArgs, evaluate_skill, table_row
 from rearrange.eval.stats import format_rate
-from rearrange.eval_skill import evaluate_skill, parse_args, table_row
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,11 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     skill = run.parent.name
     rows = []
     for ckpt in ckpts:
-        cli = [skill, "--checkpoints", str(ckpt), "--episodes", str(args.episodes)]
-        cli += ["--seed", str(args.seed)]
-        if "base_movement: true" in (run / "config.yaml").read_text():
-            cli.append("--base-movement")
-        result = evaluate_skill(parse_args(cli))
+        bm = "base_movement: true" in (run / "config.yaml").read_text()
+        one = SkillEvalArgs(
+            skill, checkpoints=str(ckpt), episodes=args.episodes, seed=args.seed, base_movement=bm
+        )
+        result = evaluate_skill(one)
         print(table_row(result), flush=True)
         rows.append((ckpt, result.success_rate, result.successes))
     with open(run / "val_selection.csv", "w", newline="") as f:

@@ -19,81 +19,27 @@ eval episodes (e.g. the episode generation options nav_near_start_prob, nav_hold
 from __future__ import annotations
 
 import argparse
-import ast
-import collections
-import dataclasses
 import json
 import sys
-import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rearrange.eval.stats import format_rate, wilson_interval
+from rearrange.eval.one_skill import (
+    TABLE_HEADER,
+    SkillEvalArgs,
+    UsageError,
+    evaluate_skill,
+    table_row,
+    task_overrides,
+)
 from rearrange.sim.episode_types import SPLITS
 from rearrange.skill_spec import SKILL_NAMES
 
 PROG = "python -m rearrange.eval_skill"
 
 
-class UsageError(ValueError):
-    """Bad command-line input; printed as one line, exit code 2."""
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):
         raise UsageError(f"{message} (see {PROG} --help)")
-
-
-@dataclass
-class SkillEvalResult:
-    skill: str
-    kind: str
-    base_movement: bool
-    checkpoint: str
-    split: str
-    seed: int
-    results: list = field(default_factory=list)  # EpisodeResult
-    seconds: float = 0.0
-
-    @property
-    def successes(self) -> int:
-        return sum(r.success for r in self.results)
-
-    @property
-    def success_rate(self) -> float:
-        return self.successes / max(len(self.results), 1)
-
-    def success_ci(self) -> tuple[float, float]:
-        """Wilson 95 % interval of the success rate."""
-        return wilson_interval(self.successes, len(self.results))
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["success_rate"] = self.success_rate
-        d["success_ci"] = list(self.success_ci())
-        d["episodes"] = len(self.results)
-        return d
-
-
-TABLE_HEADER = (
-    "| skill | checkpoint | episodes | success [95% CI] | mean steps (succ.) | mean return "
-    "| collision steps / ep | failures |\n"
-    "|---|---|---|---|---|---|---|---|"
-)
-
-
-def table_row(r: SkillEvalResult) -> str:
-    ok = [e for e in r.results if e.success]
-    steps = f"{sum(e.steps for e in ok) / len(ok):.0f}" if ok else "-"
-    ret = sum(e.ret for e in r.results) / max(len(r.results), 1)
-    coll = sum(e.collisions for e in r.results) / max(len(r.results), 1)
-    causes = collections.Counter(e.cause for e in r.results if not e.success)
-    fails = ", ".join(f"{k} {v}" for k, v in sorted(causes.items())) or "-"
-    name = r.skill + (" (base)" if r.base_movement else "")
-    return (
-        f"| {name} | {r.checkpoint} | {len(r.results)} | "
-        f"{format_rate(r.successes, len(r.results))} | {steps} | {ret:.2f} | {coll:.1f} | {fails} |"
-    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -129,124 +75,24 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def task_overrides(items: list[str], skill: str) -> dict:
-    """{field: value} from `--set FIELD=VALUE` items (values as Python literals, else text);
-    FIELD may name a field of a nested config (`thresholds.nav_dist`), whose value is then
-    that config (the skill's default) with the field replaced."""
-    from rearrange.tasks.config import TaskConfig, default_task_config
-
-    fields = TaskConfig.__dataclass_fields__
-    out: dict = {}
-    for item in items:
-        name, sep, text = item.partition("=")
-        top, _, sub = name.partition(".")
-        if not sep or not name:
-            raise UsageError(f"--set {item!r}: write FIELD=VALUE, e.g. nav_hold_prob=1.0")
-        nested = getattr(default_task_config(skill), top) if top in fields and sub else None
-        if (
-            top not in fields
-            or top in ("task", "obs_preset", "base_movement", "num_episodes")
-            or (sub and not (dataclasses.is_dataclass(nested) and hasattr(nested, sub)))
-        ):
-            raise UsageError(
-                f"--set {name}: not a settable TaskConfig field (e.g. nav_near_start_prob, "
-                "thresholds.nav_dist; the skill, preset and --episodes have flags)"
-            )
-        try:
-            value = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            value = text
-        if sub:
-            value = dataclasses.replace(out.get(top, nested), **{sub: value})
-        out[top] = value
-    return out
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None) -> SkillEvalArgs:
     args = build_parser().parse_args(argv)
-    if args.skill not in SKILL_NAMES:
-        raise UsageError(f"unknown skill {args.skill!r}; choose one of: {', '.join(SKILL_NAMES)}")
-    if args.split not in SPLITS:
-        raise UsageError(f"--split {args.split!r}: use one of {', '.join(SPLITS)}")
-    if args.episodes < 1:
-        raise UsageError(f"--episodes must be >= 1, got {args.episodes}")
-    if args.videos < 0:
-        raise UsageError(f"--videos must be >= 0, got {args.videos}")
-    if args.base_movement and args.skill == "nav":
-        raise UsageError("nav always moves the base: drop --base-movement")
-    args.task_overrides = task_overrides(args.set, args.skill)
-    return args
-
-
-def load_skill(args: argparse.Namespace):
-    """(skill, checkpoint description, obs preset) for the arguments."""
-    from rearrange.skills.registry import make_oracle
-
-    if args.skills == "oracle":
-        return make_oracle(args.skill, base_movement=args.base_movement), "oracle", "state"
-    from rearrange.skills.base import SkillError
-    from rearrange.skills.checkpoint_lookup import resolve_checkpoint
-    from rearrange.skills.learned import LearnedSkill
-
-    path = resolve_checkpoint(args.skill, args.base_movement, args.checkpoints, args.newest_run)
-    skill = LearnedSkill(path, skill_name=args.skill, deterministic=not args.stochastic)
-    if args.skill != "nav" and skill.base_movement != args.base_movement:
-        trained = "with" if skill.base_movement else "without"
-        flag = "add" if skill.base_movement else "drop"
-        raise SkillError(
-            f"checkpoint {path} was trained {trained} base movement: {flag} --base-movement "
-            "or pass a matching checkpoint"
-        )
-    return skill, str(path), skill.observation_preset
-
-
-def evaluate_skill(args: argparse.Namespace) -> SkillEvalResult:
-    """Run the episodes (torch single-threaded meanwhile: batch-1 inference)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return _evaluate(args)
-    finally:
-        torch.set_num_threads(threads)
-
-
-def _evaluate(args: argparse.Namespace) -> SkillEvalResult:
-    from rearrange.eval.video import VideoRecorder
-    from rearrange.skills.rollout import run_skill_episode
-    from rearrange.tasks import default_task_config, make_env
-
-    skill, ckpt, preset = load_skill(args)
-    cfg = default_task_config(
-        args.skill,
-        obs_preset=preset,
-        num_episodes=args.episodes,
+    return SkillEvalArgs(
+        skill=args.skill,
         base_movement=args.base_movement,
-        **args.task_overrides,
+        skills=args.skills,
+        checkpoints=args.checkpoints,
+        newest_run=args.newest_run,
+        episodes=args.episodes,
+        split=args.split,
+        seed=args.seed,
+        videos=args.videos,
+        video_dir=args.video_dir,
+        stochastic=args.stochastic,
+        verbose=args.verbose,
+        json=args.json,
+        task_overrides=task_overrides(args.set, args.skill) if args.skill in SKILL_NAMES else {},
     )
-    env = make_env(args.skill, cfg, split=args.split, seed=args.seed)
-    # The task's own step limit binds (what the skill was trained and is judged with).
-    skill.step_limit = cfg.max_episode_steps
-    out = SkillEvalResult(args.skill, args.skills, args.base_movement, ckpt, args.split, args.seed)
-    t0 = time.time()
-    try:
-        for i in range(args.episodes):
-            recorder = None
-            if i < args.videos:
-                name = f"{args.skill}{'_bm' if args.base_movement else ''}_{args.skills}_{i}.mp4"
-                recorder = VideoRecorder(Path(args.video_dir) / name)
-            result = run_skill_episode(env, skill, i, recorder.add if recorder else None)
-            if recorder is not None:
-                path = recorder.close()
-                print(f"video: {path} ({'success' if result.success else result.cause})")
-            out.results.append(result)
-            if args.verbose and not result.success:
-                print(f"  {result.episode_id}: {result.cause} after {result.steps} steps")
-    finally:
-        env.close()
-    out.seconds = time.time() - t0
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,8 +36,7 @@ def _git_head() -> str:
 
 
 def export(args: argparse.Namespace) -> int:
-    from rearrange.eval_skill import evaluate_skill, table_row
-    from rearrange.eval_skill import parse_args as eval_args
+    from rearrange.eval.one_skill import SkillEvalArgs, evaluate_skill, table_row
     from rearrange.runtime.checkpoint import load_checkpoint, save_checkpoint
 
     src = Path(args.checkpoint)
@@ -45,9 +44,10 @@ def export(args: argparse.Namespace) -> int:
     cfg = ckpt["config"]
     skill = cfg["skill"]
     bm = bool(cfg["task"]["base_movement"])
-    argv = [skill, "--checkpoints", str(src), "--episodes", str(args.episodes)]
-    argv += ["--seed", str(args.seed), *(["--base-movement"] if bm else [])]
-    result = evaluate_skill(eval_args(argv))
+    run = SkillEvalArgs(
+        skill, checkpoints=str(src), episodes=args.episodes, seed=args.seed, base_movement=bm
+    )
+    result = evaluate_skill(run)
     print(table_row(result))
     manifest = {
         "skill": skill,
@@ -60,7 +60,7 @@ def export(args: argparse.Namespace) -> int:
         "val_success": result.success_rate,
         "val_episodes": len(result.results),
         "val_seed": args.seed,
-        "eval_command": f"python -m rearrange.eval_skill {' '.join(argv)}",
+        "eval_command": run.command(),
         "commit": args.commit or _git_head(),
         "source_checkpoint": str(src),
         "source_sha256": hashlib.sha256(src.read_bytes()).hexdigest(),

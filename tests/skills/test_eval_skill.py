@@ -74,7 +74,7 @@ def test_checkpoint_trained_without_base_movement_is_refused(tmp_path, capsys):
 
 
 def test_table_row_means_and_collision_steps():
-    from rearrange.eval_skill import SkillEvalResult, table_row
+    from rearrange.eval.one_skill import SkillEvalResult, table_row
     from rearrange.skills.rollout import EpisodeResult
 
     r = SkillEvalResult("nav", "learned", False, "nav.pt", "val", 0)
@@ -86,3 +86,23 @@ def test_table_row_means_and_collision_steps():
     # success 2/3 with its Wilson 95 % interval [20.8, 93.9] %
     assert table_row(r) == "| nav | nav.pt | 3 | 67% [21, 94] | 150 | 5.00 | 4.0 | timeout 1 |"
     assert r.to_dict()["success_ci"] == pytest.approx([0.207660, 0.938508], abs=1e-6)
+
+
+def test_typed_args_validate_and_give_their_command():
+    import pytest
+
+    from rearrange.eval.one_skill import SkillEvalArgs, UsageError
+    from rearrange.eval_skill import parse_args
+
+    run = SkillEvalArgs("place", base_movement=True, checkpoints="runs/place/a", episodes=7)
+    assert run.command() == (
+        "python -m rearrange.eval_skill place --base-movement --checkpoints runs/place/a "
+        "--episodes 7 --seed 0"
+    )
+    assert parse_args(run.command().split()[3:]) == run  # the command parses back to it
+    with pytest.raises(UsageError, match="unknown skill 'grasp'"):
+        SkillEvalArgs("grasp")
+    with pytest.raises(UsageError, match="nav always moves the base"):
+        SkillEvalArgs("nav", base_movement=True)
+    with pytest.raises(UsageError, match="exclude each other"):
+        SkillEvalArgs("pick", checkpoints="x", newest_run=True)

@@ -2,15 +2,16 @@
 
 import pytest
 
-from rearrange.eval_skill import evaluate_skill, parse_args
+from rearrange.eval.one_skill import SkillEvalArgs, evaluate_skill
 from rearrange.skills import pretrained as pre
 
 SHIPPED = [m for m in pre.shipped() if not m.get("base_movement")]
 
 
 def _successes(skill: str, episodes: int, seed: int) -> int:
-    result = evaluate_skill(parse_args([skill, "--episodes", str(episodes), "--seed", str(seed),
-                                        "--checkpoints", str(pre.PRETRAINED_DIR / f"{skill}.pt")]))  # fmt: skip
+    ckpt = str(pre.PRETRAINED_DIR / f"{skill}.pt")
+    run = SkillEvalArgs(skill, episodes=episodes, seed=seed, checkpoints=ckpt)
+    result = evaluate_skill(run)
     return sum(r.success for r in result.results)
 
 

@@ -1,0 +1,236 @@
+"""One skill on its own task, on held-out episodes: typed arguments, the run, the table.
+
+The library behind `python -m rearrange.eval_skill` (the CLI parses flags into
+`SkillEvalArgs`); `ship_skill`, checkpoint selection and the benchmarks call `evaluate_skill`
+with `SkillEvalArgs` directly. HAB evaluation (`rearrange.eval` CLI) chains skills instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import dataclasses
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from rearrange.eval.stats import format_rate, wilson_interval
+from rearrange.sim.episode_types import SPLITS
+from rearrange.skill_spec import SKILL_NAMES
+
+
+class UsageError(ValueError):
+    """Bad input to a skill evaluation; printed by the CLI as one line, exit code 2."""
+
+
+@dataclass
+class SkillEvalArgs:
+    """What to evaluate and how (the flags of `python -m rearrange.eval_skill`)."""
+
+    skill: str
+    base_movement: bool = False
+    skills: str = "learned"  # "learned" or "oracle"
+    checkpoints: str | None = None  # file, training run or folder; None: the shipped one
+    newest_run: bool = False  # the skill's newest training run under runs/
+    episodes: int = 100
+    split: str = "val"
+    seed: int = 0
+    videos: int = 0
+    video_dir: str = "videos"
+    stochastic: bool = False  # sample actions (default: the mean)
+    verbose: bool = False
+    json: str | None = None  # also write the results here (the CLI does)
+    task_overrides: dict = field(default_factory=dict)  # TaskConfig fields of the episodes
+
+    def __post_init__(self) -> None:
+        if self.skill not in SKILL_NAMES:
+            raise UsageError(
+                f"unknown skill {self.skill!r}; choose one of: {', '.join(SKILL_NAMES)}"
+            )
+        if self.skills not in ("learned", "oracle"):
+            raise UsageError(f"skills={self.skills!r}: use 'learned' or 'oracle'")
+        if self.split not in SPLITS:
+            raise UsageError(f"--split {self.split!r}: use one of {', '.join(SPLITS)}")
+        if self.episodes < 1:
+            raise UsageError(f"--episodes must be >= 1, got {self.episodes}")
+        if self.videos < 0:
+            raise UsageError(f"--videos must be >= 0, got {self.videos}")
+        if self.base_movement and self.skill == "nav":
+            raise UsageError("nav always moves the base: drop --base-movement")
+        if self.checkpoints is not None and self.newest_run:
+            raise UsageError("--checkpoints and --newest-run exclude each other: pass one")
+
+    def command(self) -> str:
+        """The `python -m rearrange.eval_skill` command that runs this evaluation (for
+        manifests and logs; task_overrides, which have no single flag form, are left out)."""
+        parts = ["python -m rearrange.eval_skill", self.skill]
+        if self.base_movement:
+            parts.append("--base-movement")
+        if self.skills != "learned":
+            parts += ["--skills", self.skills]
+        if self.checkpoints is not None:
+            parts += ["--checkpoints", self.checkpoints]
+        if self.newest_run:
+            parts.append("--newest-run")
+        parts += ["--episodes", str(self.episodes), "--seed", str(self.seed)]
+        if self.split != "val":
+            parts += ["--split", self.split]
+        if self.stochastic:
+            parts.append("--stochastic")
+        return " ".join(parts)
+
+
+@dataclass
+class SkillEvalResult:
+    skill: str
+    kind: str
+    base_movement: bool
+    checkpoint: str
+    split: str
+    seed: int
+    results: list = field(default_factory=list)  # EpisodeResult
+    seconds: float = 0.0
+
+    @property
+    def successes(self) -> int:
+        return sum(r.success for r in self.results)
+
+    @property
+    def success_rate(self) -> float:
+        return self.successes / max(len(self.results), 1)
+
+    def success_ci(self) -> tuple[float, float]:
+        """Wilson 95 % interval of the success rate."""
+        return wilson_interval(self.successes, len(self.results))
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["success_rate"] = self.success_rate
+        d["success_ci"] = list(self.success_ci())
+        d["episodes"] = len(self.results)
+        return d
+
+
+TABLE_HEADER = (
+    "| skill | checkpoint | episodes | success [95% CI] | mean steps (succ.) | mean return "
+    "| collision steps / ep | failures |\n"
+    "|---|---|---|---|---|---|---|---|"
+)
+
+
+def table_row(r: SkillEvalResult) -> str:
+    ok = [e for e in r.results if e.success]
+    steps = f"{sum(e.steps for e in ok) / len(ok):.0f}" if ok else "-"
+    ret = sum(e.ret for e in r.results) / max(len(r.results), 1)
+    coll = sum(e.collisions for e in r.results) / max(len(r.results), 1)
+    causes = collections.Counter(e.cause for e in r.results if not e.success)
+    fails = ", ".join(f"{k} {v}" for k, v in sorted(causes.items())) or "-"
+    name = r.skill + (" (base)" if r.base_movement else "")
+    return (
+        f"| {name} | {r.checkpoint} | {len(r.results)} | "
+        f"{format_rate(r.successes, len(r.results))} | {steps} | {ret:.2f} | {coll:.1f} | {fails} |"
+    )
+
+
+def task_overrides(items: list[str], skill: str) -> dict:
+    """{field: value} from `--set FIELD=VALUE` items (values as Python literals, else text);
+    FIELD may name a field of a nested config (`thresholds.nav_dist`), whose value is then
+    that config (the skill's default) with the field replaced."""
+    from rearrange.tasks.config import TaskConfig, default_task_config
+
+    fields = TaskConfig.__dataclass_fields__
+    out: dict = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        top, _, sub = name.partition(".")
+        if not sep or not name:
+            raise UsageError(f"--set {item!r}: write FIELD=VALUE, e.g. nav_hold_prob=1.0")
+        nested = getattr(default_task_config(skill), top) if top in fields and sub else None
+        if (
+            top not in fields
+            or top in ("task", "obs_preset", "base_movement", "num_episodes")
+            or (sub and not (dataclasses.is_dataclass(nested) and hasattr(nested, sub)))
+        ):
+            raise UsageError(
+                f"--set {name}: not a settable TaskConfig field (e.g. nav_near_start_prob, "
+                "thresholds.nav_dist; the skill, preset and --episodes have flags)"
+            )
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = text
+        if sub:
+            value = dataclasses.replace(out.get(top, nested), **{sub: value})
+        out[top] = value
+    return out
+
+
+def load_skill(args: SkillEvalArgs):
+    """(skill, checkpoint description, obs preset) for the arguments."""
+    from rearrange.skills.registry import make_oracle
+
+    if args.skills == "oracle":
+        return make_oracle(args.skill, base_movement=args.base_movement), "oracle", "state"
+    from rearrange.skills.base import SkillError
+    from rearrange.skills.checkpoint_lookup import resolve_checkpoint
+    from rearrange.skills.learned import LearnedSkill
+
+    path = resolve_checkpoint(args.skill, args.base_movement, args.checkpoints, args.newest_run)
+    skill = LearnedSkill(path, skill_name=args.skill, deterministic=not args.stochastic)
+    if args.skill != "nav" and skill.base_movement != args.base_movement:
+        trained = "with" if skill.base_movement else "without"
+        flag = "add" if skill.base_movement else "drop"
+        raise SkillError(
+            f"checkpoint {path} was trained {trained} base movement: {flag} --base-movement "
+            "or pass a matching checkpoint"
+        )
+    return skill, str(path), skill.observation_preset
+
+
+def evaluate_skill(args: SkillEvalArgs) -> SkillEvalResult:
+    """Run the episodes (torch single-threaded meanwhile: batch-1 inference)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _evaluate(args)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _evaluate(args: SkillEvalArgs) -> SkillEvalResult:
+    from rearrange.eval.video import VideoRecorder
+    from rearrange.skills.rollout import run_skill_episode
+    from rearrange.tasks import default_task_config, make_env
+
+    skill, ckpt, preset = load_skill(args)
+    cfg = default_task_config(
+        args.skill,
+        obs_preset=preset,
+        num_episodes=args.episodes,
+        base_movement=args.base_movement,
+        **args.task_overrides,
+    )
+    env = make_env(args.skill, cfg, split=args.split, seed=args.seed)
+    # The task's own step limit binds (what the skill was trained and is judged with).
+    skill.step_limit = cfg.max_episode_steps
+    out = SkillEvalResult(args.skill, args.skills, args.base_movement, ckpt, args.split, args.seed)
+    t0 = time.time()
+    try:
+        for i in range(args.episodes):
+            recorder = None
+            if i < args.videos:
+                name = f"{args.skill}{'_bm' if args.base_movement else ''}_{args.skills}_{i}.mp4"
+                recorder = VideoRecorder(Path(args.video_dir) / name)
+            result = run_skill_episode(env, skill, i, recorder.add if recorder else None)
+            if recorder is not None:
+                path = recorder.close()
+                print(f"video: {path} ({'success' if result.success else result.cause})")
+            out.results.append(result)
+            if args.verbose and not result.success:
+                print(f"  {result.episode_id}: {result.cause} after {result.steps} steps")
+    finally:
+        env.close()
+    out.seconds = time.time() - t0
+    return out
