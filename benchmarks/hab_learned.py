@@ -55,26 +55,6 @@ PAPER = {
 }
 
 
-def failure_cause(reason: str, ended_by_limit: bool = False) -> str:
-    """Coarse cause of a failed plan step from the executor's reason text."""
-    text = reason.lower()
-    if "planner" in text or "no plan" in text:
-        return "planner"
-    if "holding object" in text:
-        return "wrong grasp"
-    if "floor" in text or "dropped" in text:
-        return "dropped object"
-    if "step limit" in text or "timed out" in text or "episode_limit" in text or ended_by_limit:
-        return "skill timed out"
-    if "not opened" in text or "not closed" in text:
-        return "articulation short of target"
-    if "object_at" in text:
-        return "placed off goal"
-    if "not holding" in text:
-        return "no grasp"
-    return "other: " + text[:40]
-
-
 def step_name(failed_skill: str) -> str:
     """'pick(obj_8, shelf_0)' -> 'pick'."""
     return re.split(r"[(\s]", failed_skill, maxsplit=1)[0] or "?"
@@ -172,7 +152,7 @@ def stage_table(scenario: str, results: dict[str, EvalResult]) -> list[str]:
     lines += ["", "Failures by plan step and cause:", ""]
     for c in cols:
         causes = collections.Counter(
-            (step_name(e.failed_skill), failure_cause(e.failure_reason))
+            (step_name(e.failed_skill), e.failure_cause or "not recorded")
             for e in results[c].episodes
             if not e.success
         )

@@ -24,7 +24,7 @@ import numpy as np
 
 from rearrange.eval.episode_film import EpisodeFilm
 from rearrange.eval.frame_layout import FrameLayout
-from rearrange.eval.report import EpisodeRecord
+from rearrange.eval.report import EpisodeRecord, FailureCause
 from rearrange.planner import PlanStep, plan_stages
 from rearrange.sim.placement import COMFORT_REACH, nav_goal_pose
 from rearrange.skill_spec import (
@@ -137,16 +137,17 @@ class TPSRLExecutor:
         progress = EpisodeProgress(plan=plan, num_stages=len(plan_stages(plan)))
         self._progress, self._sink = progress, frame_sink
         self._film = self.film() if frame_sink is not None else None
-        failed_skill, reason = "", ""
+        failed_skill, reason, cause = "", "", None
         skill_runs: list[dict] = []
         for i, step in enumerate(plan):
             progress.step_index = i
             held = env.sim.held_object()
             run = self._run_step(step)
-            ok, why = self.postcondition(step)
+            ok, why, cause = self.check(step)
             if ok and step.skill == "nav" and held is not None and env.sim.held_object() != held:
                 # PDDL nav keeps what is held: a leg that lost it fails here, not at the place
                 ok, why = False, f"dropped obj_{held} during nav (lost its hold)"
+                cause = FailureCause.DROPPED
             skill_runs.append(
                 {"skill": step.skill, "ok": ok, "steps": run.steps, "ended_by": run.ended_by}
             )
@@ -160,6 +161,9 @@ class TPSRLExecutor:
                     reason = f"episode step limit {limit} reached during {step.skill} ({why})"
                 elif run.ended_by == "step_limit":
                     reason = f"{why} (skill step limit reached after {run.steps} steps)"
+                limited = run.ended_by in ("episode_limit", "step_limit")
+                if limited and cause not in (FailureCause.WRONG_GRASP, FailureCause.DROPPED):
+                    cause = FailureCause.TIMED_OUT
                 break
             progress.done_steps.add(i)
             if self.config.reset_arm and step.skill != "nav" and i + 1 < len(plan):
@@ -169,6 +173,7 @@ class TPSRLExecutor:
         success = not failed_skill and env.all_targets_done()
         if not failed_skill and not success:
             failed_skill, reason = "plan", "plan finished but not every object is at its goal"
+            cause = FailureCause.PLAN_INCOMPLETE
         record = EpisodeRecord(
             episode_id=env.episode.episode_id,
             stages_completed=progress.stages_done,
@@ -176,6 +181,7 @@ class TPSRLExecutor:
             steps=env.num_steps,
             failed_skill=failed_skill,
             failure_reason=reason,
+            failure_cause=cause.value if cause is not None and not success else "",
             skill_runs=skill_runs,
         )
         progress.ended = True
@@ -296,35 +302,47 @@ class TPSRLExecutor:
 
     def postcondition(self, step: PlanStep) -> tuple[bool, str]:
         """(holds, reason if not) with the PDDL predicate thresholds of the HAB env."""
+        ok, why, _ = self.check(step)
+        return ok, why
+
+    def check(self, step: PlanStep) -> tuple[bool, str, FailureCause | None]:
+        """(holds, reason, cause) of a step's postcondition; cause None when it holds."""
         env, sim = self.env, self.env.sim
         if step.skill == "nav":
             xy = nav_entity_xy(env, step)
             if env.robot_at(xy):
-                return True, ""
+                return True, "", None
             d = math.dist(sim.base_pose()[:2], xy)
-            return False, f"robot_at failed: base {d:.2f} m from {step.args[0]} (> 2 m)"
+            why = f"robot_at failed: base {d:.2f} m from {step.args[0]} (> 2 m)"
+            return False, why, FailureCause.NAV_SHORT
         if step.skill == "pick":
             held = sim.held_object()
             if held == step.obj_index:
-                return True, ""
+                return True, "", None
             what = "nothing" if held is None else f"object {held}"
             z = float(sim.object_pos(step.obj_index)[2])
-            where = f"; it lies on the floor (z {z:.2f} m)" if z < FLOOR_Z else ""
-            return False, f"not holding obj_{step.obj_index} (holding {what}){where}"
+            on_floor = z < FLOOR_Z
+            where = f"; it lies on the floor (z {z:.2f} m)" if on_floor else ""
+            why = f"not holding obj_{step.obj_index} (holding {what}){where}"
+            if held is not None:
+                return False, why, FailureCause.WRONG_GRASP
+            return False, why, FailureCause.DROPPED if on_floor else FailureCause.NO_GRASP
         if step.skill == "place":
             if env.target_done(step.target_index):
-                return True, ""
+                return True, "", None
             goal = env.episode.targets[step.target_index].goal_pos
             d = float(np.linalg.norm(sim.object_pos(step.obj_index) - np.asarray(goal)))
             held = " and still held" if sim.held_object() == step.obj_index else ""
-            return False, f"object_at failed: obj_{step.obj_index} {d:.2f} m from goal{held}"
+            why = f"object_at failed: obj_{step.obj_index} {d:.2f} m from goal{held}"
+            return False, why, FailureCause.PLACED_OFF_GOAL
         name = step.articulation
         want_open = ARTICULATED_SKILLS[step.skill].opens
         ok = env.opened(name) if want_open else env.closed(name)
         if ok:
-            return True, ""
+            return True, "", None
         state = "opened" if want_open else "closed"
-        return False, f"{name} not {state} (joint {sim.articulation_pos(name):.3f})"
+        why = f"{name} not {state} (joint {sim.articulation_pos(name):.3f})"
+        return False, why, FailureCause.ARTICULATION_SHORT
 
 
 # --- where navigation goes ---------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from pathlib import Path
 
 from rearrange.eval.expectations import expectation_note
@@ -17,6 +18,19 @@ class ReportError(ValueError):
     """A results file that cannot be read."""
 
 
+class FailureCause(str, Enum):
+    """Why a HAB episode failed, recorded by the executor where the failure is detected."""
+
+    NAV_SHORT = "nav short of goal"  # robot_at does not hold after a nav leg
+    NO_GRASP = "no grasp"  # pick ended holding nothing
+    WRONG_GRASP = "wrong grasp"  # pick ended holding another object
+    DROPPED = "dropped object"  # the object lies on the floor, or a nav leg lost its hold
+    PLACED_OFF_GOAL = "placed off goal"  # object_at does not hold after a place
+    ARTICULATION_SHORT = "articulation short of target"  # not opened / not closed enough
+    TIMED_OUT = "skill timed out"  # a skill or the episode ran out of steps (and not the above)
+    PLAN_INCOMPLETE = "plan incomplete"  # every step held but not every object is at its goal
+
+
 @dataclass
 class EpisodeRecord:
     episode_id: str
@@ -24,7 +38,8 @@ class EpisodeRecord:
     success: bool  # all goals satisfied at the end
     steps: int
     failed_skill: str = ""  # the plan step that failed, "" on success
-    failure_reason: str = ""
+    failure_reason: str = ""  # what the executor saw, in words
+    failure_cause: str = ""  # a FailureCause value, "" on success
     video_frames: int = 0  # frames recorded for this episode's video (0: no video)
     video: str = ""  # path of the episode's mp4, "" when not recorded
     # One entry per plan step run: {"skill", "ok" (its postcondition held), "steps",

@@ -178,6 +178,7 @@ def test_failed_step_ends_the_episode_at_its_stage(one_target_episode):
     assert record.failed_skill == str(plan[3]) and plan[3].skill == "place"
     assert record.steps == 1 + 1 + 1 + 5  # place ran its 5-step limit, nothing after it
     assert "object_at" in record.failure_reason
+    assert record.failure_cause == "skill timed out"  # off goal, but out of steps first
 
 
 class DroppingNav(TeleportNav):
@@ -199,6 +200,7 @@ def test_nav_that_loses_the_held_object_fails_as_dropped(one_target_episode):
     assert record.failed_skill == str(plan[2]) and plan[2].skill == "nav"
     obj = plan[1].obj_index
     assert record.failure_reason == f"dropped obj_{obj} during nav (lost its hold)"
+    assert record.failure_cause == "dropped object"
     assert record.stages_completed == 1 and record.steps == 3
     assert [r["ok"] for r in record.skill_runs] == [True, True, False]
 
@@ -212,6 +214,7 @@ def test_never_succeeding_pick_fails_at_stage_zero(one_target_episode):
     record = TPSRLExecutor(env, skills).run_episode(plan)
     assert (record.stages_completed, record.steps, record.success) == (0, 5, False)
     assert record.failed_skill == str(plan[0]) and "not holding" in record.failure_reason
+    assert record.failure_cause == "skill timed out"  # the idle pick used its step limit
 
 
 def test_global_step_limit_cuts_the_episode(one_target_episode):
@@ -222,6 +225,7 @@ def test_global_step_limit_cuts_the_episode(one_target_episode):
     record = TPSRLExecutor(env, skills, ExecutorConfig(max_steps=25)).run_episode(plan)
     assert record.steps == 25 and not record.success
     assert "step limit 25" in record.failure_reason
+    assert record.failure_cause == "skill timed out"
 
 
 class SetJointSkill:
@@ -438,3 +442,16 @@ def test_pick_leg_nav_goal_aims_at_the_pick_stand_reach(one_target_episode):
     # a place leg (nav to the goal) keeps the comfortable reach
     place_nav = next(s for s in plan[1:] if s.skill == "nav")
     assert nav_goal(env, place_nav, 0.9) == nav_goal(env, place_nav)
+
+
+def test_postcondition_checks_name_their_cause(one_target_episode):
+    """At the episode start nothing is held, placed or reached: each check says why, typed."""
+    env = _env(one_target_episode)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode)
+    executor = TPSRLExecutor(env, {}, ExecutorConfig(reset_arm=False))
+    causes = {s.skill: executor.check(s)[2] for s in plan}
+    assert causes["pick"].value == "no grasp"
+    assert causes["place"].value == "placed off goal"
+    nav_far = [s for s in plan if s.skill == "nav" and not executor.check(s)[0]]
+    assert nav_far and executor.check(nav_far[0])[2].value == "nav short of goal"
