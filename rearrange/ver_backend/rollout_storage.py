@@ -141,7 +141,7 @@ class RolloutStorage:
             np.take(obs_rows, ids, axis=0, out=staged[:, : self._trailer], mode="clip")
             self._staged_ids[:b, 0] = ids
             staged[:, self._trailer + 8] = self.not_done[ids]
-            block = self._staging[:b].to(self.device, non_blocking=True)
+            block = self._staging[:b].to(self.device, non_blocking=True, copy=True)
             rows.copy_(block[:, : self._trailer])
             env_index = block[:, self._trailer : self._trailer + 8].view(torch.int64).view(b)
             not_done = block[:, self._trailer + 8].bool()
