@@ -87,7 +87,10 @@ class Learner:
         self.generator = generator
         self.params = params
         self.device = params[0].device
-        self.optimizer = torch.optim.Adam(params, lr=ppo_cfg.lr, eps=ppo_cfg.eps)
+        # Fused Adam: one kernel for all parameters (on CPU 2-3x faster than the per-tensor
+        # loop; the same update rule).
+        fused = self.device.type in ("cpu", "cuda")
+        self.optimizer = torch.optim.Adam(params, lr=ppo_cfg.lr, eps=ppo_cfg.eps, fused=fused)
         self.entropy_coef = EntropyCoefficient(ppo_cfg).to(self.device)
         self.num_updates = 0
         self.progress: float | None = None  # steps done / total steps, from set_progress
