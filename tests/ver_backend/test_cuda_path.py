@@ -73,3 +73,27 @@ def test_trainer_runs_on_cuda_with_graphs(tmp_path: Path):
     assert isinstance(trainer.inference.acting, ActingStep)  # the graph step was used
     assert trainer.inference.acting._graphs  # and captured at least one bucket
     assert np.isfinite(result.last_scalars["learn/value_loss"])
+
+
+def test_bf16_autocast_and_channels_last_update_on_cuda(tmp_path: Path):
+    """The two learner options a GPU benchmark decides on: both run, and stay finite."""
+    from rearrange.models import ModelConfig, build_policy
+    from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
+    from rearrange.ver_backend.config import PPOConfig, VERConfig
+    from rearrange.ver_backend.trainer import Trainer, TrainSetup
+
+    def policy(obs_space, action_space):
+        cfg = ModelConfig(rnn_hidden_size=32, rnn_layers=2, channels_last=True)
+        return build_policy(obs_space, action_space, cfg)
+
+    setup = TrainSetup(
+        env_factory=SyntheticEnvFactory(SyntheticEnvConfig(depth_size=32), 2),
+        policy_builder=policy,
+        run_dir=tmp_path,
+        tensorboard=False,
+        progress=False,
+        max_updates=2,
+    )
+    ver = VERConfig(num_envs=2, rollout_steps=16, total_steps=10**6, device="cuda")
+    result = Trainer(ver, PPOConfig(autocast_bf16=True), setup).train()
+    assert np.isfinite(result.last_scalars["learn/value_loss"])
