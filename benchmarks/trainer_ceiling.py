@@ -129,11 +129,17 @@ def measure(spec: dict) -> dict:
         log_interval=10**6,
         device=spec["device"],
     )
+    learner = spec.get("learner", {})  # learner options of a variant (ours only)
+    ppo_extra = {"autocast_bf16": True} if learner.get("bf16") else {}
     if spec["cpu_ppo"]:  # skill_configs/ppo/cpu.yaml
-        ppo = PPOConfig(lr=5e-4, ppo_epoch=4, num_mini_batch=2, use_normalized_advantage=True)
+        ppo = PPOConfig(
+            lr=5e-4, ppo_epoch=4, num_mini_batch=2, use_normalized_advantage=True, **ppo_extra
+        )
     else:
-        ppo = PPOConfig()
+        ppo = PPOConfig(**ppo_extra)
     model = _model(policy, spec["rnn_hidden"])
+    if learner.get("channels_last"):
+        model.channels_last = True
     extra = {}
     cost = None
     try:  # our code attaches a per-part timer; an older checkout has none
@@ -216,8 +222,26 @@ def cell(values: list[float]) -> str:
     return f"{statistics.median(values):.0f} [{min(values):.0f}–{max(values):.0f}]"
 
 
+LEARNER_VARIANTS = {
+    "bf16": {"bf16": True},
+    "channels_last": {"channels_last": True},
+    "bf16+channels_last": {"bf16": True, "channels_last": True},
+}
+"""`--learner-variants`: the learner options the GPU issue asks to measure (ours only)."""
+
+
+def columns(args) -> dict[str, tuple[Path | None, dict]]:
+    """Each measured column: (source tree, learner options)."""
+    cols: dict[str, tuple[Path | None, dict]] = {"ours": (None, {})}
+    for name in args.learner_variants:
+        cols[f"ours {name}"] = (None, LEARNER_VARIANTS[name])
+    if args.baseline_src:
+        cols["baseline"] = (args.baseline_src.resolve(), {})
+    return cols
+
+
 def report(results: dict, args) -> str:
-    sources = ["ours"] + (["baseline"] if args.baseline_src else [])
+    sources = list(columns(args))
     head = ["workload", "system", *(f"SPS {s}" for s in sources)]
     if args.baseline_src:
         head.append("ours / baseline")
@@ -276,10 +300,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch threads of the trainer")
     parser.add_argument("--baseline-src", type=Path, default=None, help="older checkout to compare")
     parser.add_argument("--json", type=Path, default=None, help="also write every run here")
+    parser.add_argument(
+        "--learner-variants",
+        default="",
+        help=f"also run ours with these learner options (comma list of {','.join(LEARNER_VARIANTS)})",
+    )
     args = parser.parse_args(argv)
     if args.child is not None:
         print("RESULT " + json.dumps(measure(json.loads(args.child))), flush=True)
         return
+    args.learner_variants = [v for v in args.learner_variants.split(",") if v]
+    if bad := sorted(set(args.learner_variants) - set(LEARNER_VARIANTS)):
+        parser.error(f"--learner-variants: unknown {bad}; use {','.join(LEARNER_VARIANTS)}")
     workloads = [w for w in args.workloads.split(",") if w]
     systems = [s for s in args.systems.split(",") if s]
     if bad := sorted(set(workloads) - set(WORKLOADS)):
@@ -294,16 +326,14 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.rnn_hidden} (depth policy), {args.repeats} repeats, {os.cpu_count()} cores",
         flush=True,
     )
-    sources = {"ours": None}
-    if args.baseline_src:
-        sources["baseline"] = args.baseline_src.resolve()
+    sources = columns(args)
     results: dict = {}
     for workload in workloads:
         for _ in range(args.repeats):
             for system in systems:
                 spec = spec_for(args, workload, system)
-                for name, src in sources.items():
-                    out = run_child(spec, src)
+                for name, (src, learner) in sources.items():
+                    out = run_child(spec | {"learner": learner}, src)
                     if out is None:
                         continue
                     results.setdefault((workload, system), {}).setdefault(name, []).append(out)
