@@ -8,9 +8,12 @@ The first failed postcondition ends the episode; the number of interactions comp
 before it is the episode's stage (VER Fig. 6). The whole episode is cut at 3000 steps.
 
 HRL masks (VER Appendix B) are applied here, so every skill gets them whatever it does
-internally: nav stop is ignored while the nav skill's own goal sensor reads > 2 m, pick keeps
-its grip on once holding, place keeps it off once released (nav has no grip dimension, so
-the sim keeps the current hold).
+internally: nav stop is ignored while the nav skill's own goal sensor reads more than the
+stop-mask distance (`ExecutorConfig.stop_mask_dist`: the nav's training success radius +
+0.5 m, the paper's 2 m when unknown; docs/DESIGN.md §8.4), and each skill's grip rule holds
+(tasks/grip_rules.py): pick keeps its grip on once holding, place keeps it on until near its
+goal and off once released, open/close hold the handle until the joint reaches its target
+(nav has no grip dimension, so the sim keeps the current hold).
 """
 
 from __future__ import annotations
@@ -39,13 +42,12 @@ from rearrange.tasks.grip_rules import GripTracker
 from rearrange.tasks.nav import heading_error
 from rearrange.tasks.stop_rule import hab_stop_mask_dist, mask_nav_stop, nav_goal_distance
 
-FLOOR_Z = 0.2  # m: an object centre below this fell off its receptacle (issue 5)
+FLOOR_Z = 0.2  # m: an object centre below this has fallen off its receptacle
 # m shoulder -> object at the nav goal before a pick: the middle of the pick skill's start
-# distribution (close spawns, uniform over navmap cells, lie mostly 0.7-0.85 m out: 147 of
-# 200 val starts) and of the nav's goal distribution (the same spawns). Aiming at the
-# placement's comfortable 0.6 m, the learned nav (stopping within ~0.2 m of its goal, the
-# error pressed toward the furniture) left the object under 0.5 m from the shoulder in 21
-# of 95 tidy_house picks, of which the shipped pick completed 11 (issue 10).
+# distribution (close spawns, uniform over navmap cells, lie mostly 0.7-0.85 m out) and of
+# the nav's goal distribution (the same spawns). Aimed at the placement's comfortable 0.6 m,
+# a learned nav's stop error (~0.2 m, toward the furniture) leaves the object too close to
+# the shoulder for the pick (docs/DESIGN.md §8.4).
 PICK_STAND_REACH = 0.75
 
 FrameSink = Callable[[np.ndarray], None]

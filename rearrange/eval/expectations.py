@@ -2,7 +2,7 @@
 configurations" table says, so that the report says it too.
 
 `python -m rearrange.eval tidy_house --no-nav` completes ~0 % of episodes with the shipped
-checkpoints, and said so without a word; a user could not tell a known limitation from a
+checkpoints; the report's note says so, so that a user can tell a known limitation from a
 broken install. The figures are the full-task success on 50 val episodes (seed 0,
 benchmarks/RESULTS.md, "corner sliding and a 1 m nav stop-mask"); keep this table and the
 README's in step. Configurations are named as in `benchmarks.hab_learned`.

@@ -193,8 +193,7 @@ def evaluate(args: EvalArgs) -> EvalResult:
     from rearrange.tasks.base import load_task_episodes
 
     # Here, not in the CLI only: benchmarks.hab_learned calls evaluate() directly, and with
-    # torch's default threads its batch-1 inference ran 5x slower beside a training run
-    # (tidy_house, 50 learned episodes: 313 s against 62 s single-threaded).
+    # torch's default threads its batch-1 inference runs ~5x slower beside a training run.
     single_thread_torch()
 
     episodes = load_task_episodes(

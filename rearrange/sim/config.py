@@ -47,8 +47,7 @@ class SimConfig:
     """When a base move collides, slide (Habitat's `allow_dyn_slide`: the navmesh step slides
     along edges and round corners): first the move less its part into the nearest obstacle
     (along the contact normal), then its x-only and y-only parts. The axis parts alone
-    caught the base on convex corners (a doorway's jamb): the learned nav, driving past one,
-    sat there until its step limit (issue 10)."""
+    trap the base on convex corners such as a doorway's jamb (docs/DESIGN.md §8.1)."""
     # --- suction gripper -----------------------------------------------------------------
     grasp_threshold: float = 0.02
     """An object (or handle) grasps only if its surface is within this distance of the

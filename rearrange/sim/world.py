@@ -16,10 +16,10 @@ static bit switched on, and reported by `contact_force()` as PENETRATION_STIFFNE
 (summed over contacts) plus the solver forces of its contacts with movable things.
 
 Speed (why): on CPU (Mesa llvmpipe) the 128x128 head depth dominated a step (2.5 of 2.9 ms).
-Head cameras now see low-poly arm proxies (`robot.add_head_proxies`) and coarse primitives
+Head cameras see low-poly arm proxies (`robot.add_head_proxies`) and coarse primitives
 (`render.make_renderer`), the floor is drawn as few quads (`scene_builder.FLOOR_GRID`), and
 each process uses one llvmpipe thread (`SimConfig.render_threads`). The substep loop writes
-all kinematic joints with one precomputed index array. Physics results are unchanged.
+all kinematic joints with one precomputed index array. None of this changes the physics.
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ class RearrangeSim:
 
     def _set_arm_start(self, q) -> None:
         """Start the arm at joint values `q` (extras["arm_start"]: where the previous skill
-        left it, issue 10)."""
+        left it, docs/DESIGN.md §8.2)."""
         q = np.asarray(q, dtype=np.float64).reshape(7)
         q = np.clip(q, self.idx.arm_range[:, 0], self.idx.arm_range[:, 1])
         self.data.qpos[self.idx.arm_qpos] = q
@@ -497,8 +497,8 @@ class RearrangeSim:
 
     def planning_navmap(self):
         """The NavMap with the open doors/drawers that block the base (`SwingingParts`) at
-        their pose now as extra obstacles: the static `navmap` ignores them, so paths ran
-        into an open fridge door. Built once per distinct door state (rounded to 1 cm /
+        their pose now as extra obstacles: the static `navmap` ignores them, and its paths
+        run into an open fridge door. Built once per distinct door state (rounded to 1 cm /
         0.01 rad) and cached; `navmap` itself when everything is closed."""
         doors = self.door_footprints()
         if doors is None:

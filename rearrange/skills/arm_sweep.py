@@ -2,9 +2,9 @@
 
 The robot collides with free objects (a kinematic robot shoves them). At a pick-ready pose
 the resting arm and a held object stick out ~0.35-0.8 m ahead of the base at counter height
-(0.76-1.4 m), i.e. over the counter; turning there to drive away swept the objects next to
-the target off the counter (HAB issue 5: picks failed on objects lying on the floor, placed
-objects moved). `PathFollower` asks `turn_clear` before a large turn and turns the other
+(0.76-1.4 m), i.e. over the counter; turning there to drive away sweeps the objects next to
+the target off the counter (a later pick finds its object on the floor, a placed object
+leaves its goal). `PathFollower` asks `turn_clear` before a large turn and turns the other
 way round or backs away from the furniture first when both directions sweep something.
 
 Geometry (base frame discs x, y, radius, z_lo, z_hi, as `clearance.RobotClearance`):
@@ -124,8 +124,8 @@ def turn_clear(sim: Any, delta: float, x: float | None = None, y: float | None =
         return True
     held = np.array([held_disc_now(sim, sim.held_object())])
     # a held object swung into a counter edge, a fridge shelf or the door is torn off
-    # the suction cup (prepare_groceries: 4 of 12 episodes lost the object on a nav leg
-    # next to the fridge); boxes it already touches are ignored as for objects
+    # the suction cup (next to the fridge, on prepare_groceries nav legs); boxes it
+    # already touches are ignored as for objects
     boxes = scene_boxes(sim)
     boxes = boxes[~box_hits(held, boxes, x, y, np.array([yaw]))]
     return not np.any(box_hits(held, boxes, x, y, _yaws(yaw, delta)))

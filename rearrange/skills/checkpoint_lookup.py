@@ -1,11 +1,10 @@
 """Which checkpoint a learned skill loads: the shipped one unless a training run is asked for.
 
 The default is always the checkpoint shipped in `rearrange/skills/pretrained/`, whatever is
-under runs/: a 2-minute interrupted training run used to replace the shipped pick silently
-(tidy_house 67 % instead of 100 % on 3 episodes). A run's weights are used only when asked
-for, by `--checkpoints PATH` (a train_skill run runs/SKILL/RUN, a folder of SKILL.pt files,
-or a folder of runs such as runs/) or by `--newest-run` (the skill's newest train_skill run
-under runs/). Errors are one line naming the path and the fix.
+under runs/: a half-trained run on disk must never replace a shipped skill unnoticed
+(docs/DESIGN.md §9). A run's weights are used only when asked for, by `--checkpoints PATH`
+(a train_skill run runs/SKILL/RUN, a folder of SKILL.pt files, or a folder of runs such as
+runs/) or by `--newest-run` (the skill's newest train_skill run under runs/). Errors are one line naming the path and the fix.
 """
 
 from __future__ import annotations

@@ -80,7 +80,7 @@ class _ArmOracle(OracleSkill):
 
 
 class _NavThenManip(_ArmOracle):
-    """Navigate-then-manipulate for the base-moving pick/place (NoNav, issue 4): when the
+    """Navigate-then-manipulate for the base-moving pick/place (NoNav): when the
     target is not already in reach and in view, drive along the NavMap's shortest path to
     a pick-ready pose (`placement.stand_poses`, what the nav skill would have done), arm at rest,
     then manipulate with a fixed base (VER's emergent navigation, scripted)."""

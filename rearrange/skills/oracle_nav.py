@@ -1,7 +1,7 @@
 """Scripted navigation: follow NavMap.shortest_path to the goal pose precisely, then stop.
 
 `PathFollower` is the base controller, shared with the base-moving pick/place oracles
-(navigate-then-manipulate, issue 4). The sim's base is kinematic: a velocity command moves
+(navigate-then-manipulate, for NoNav). The sim's base is kinematic: a velocity command moves
 it exactly (unless a wall blocks it), so the follower drives to the goal point within
 `pos_tol` and turns to the goal yaw within `yaw_tol` (a few cm and degrees) instead of
 settling for the nav task's 1.5 m success radius: the nav goal is a pick-ready pose
@@ -14,7 +14,7 @@ proportional heading correction, and slow down only to land on the goal point.
 
 Paths are planned on `sim.planning_navmap()` (open doors as obstacles). A large in-place
 turn that would sweep the arm or a held object into a loose object (`arm_sweep`) goes the
-other way round, or the base first backs away from the furniture (HAB issue 5).
+other way round, or the base first backs away from the furniture.
 """
 
 from __future__ import annotations

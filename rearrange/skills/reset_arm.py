@@ -3,11 +3,10 @@ inserts a `reset_arm` skill after every skill but the last, `add_arm_rest`).
 
 A learned pick ends anywhere inside the 0.15 m EE-rest tolerance, often at its lower edge,
 where the held object hangs below 0.9 m counter tops; the nav leg that follows then drives
-it into a counter and the weld breaks (6 of 20 tidy_house val episodes lost their object
-during nav this way, `benchmarks/RESULTS.md`). habitat-lab's reset drives the arm joints to
-the rest state; here the arm goes to the carry pose while it holds an object (rest raised
-0.13 m, the pose the scripted pick carries at, still inside the rest tolerance) and to rest
-otherwise. The grip keeps whatever is held.
+it into a counter and the weld breaks (docs/DESIGN.md §8.4). habitat-lab's reset drives
+the arm joints to the rest state; here the arm goes to the carry pose while it holds an
+object (rest raised 0.13 m, the pose the scripted pick carries at, still inside the rest
+tolerance) and to rest otherwise. The grip keeps whatever is held.
 """
 
 from __future__ import annotations

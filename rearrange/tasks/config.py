@@ -65,8 +65,8 @@ class TaskConfig:
     # (None: the generator's default, EpisodeGenConfig.nav_fridge_prob = 0).
     nav_fridge_prob: float | None = None
     # Nav: the share of generated episodes starting closer than nav_min_dist (2 m) to the
-    # goal, as 14 % of HAB nav legs do (None: the generator's default,
-    # EpisodeGenConfig.nav_near_start_prob = 0).
+    # goal, as HAB nav legs to the next object or goal on the same furniture do (None: the
+    # generator's default, EpisodeGenConfig.nav_near_start_prob = 0).
     nav_near_start_prob: float | None = None
     # Nav: the share of generated episodes starting with another object held at the carry
     # pose, as HAB nav legs to a place goal do (None: the generator's default,
@@ -80,9 +80,10 @@ class TaskConfig:
     # finishing moves are learned from starts where they are in reach; 0 = the VER paper's
     # far starts only, as evaluation uses).
     near_start_prob: float = 0.0
-    # Apply the skill's deployment grip rule while training (tasks/grip_rules.py): pick keeps
-    # the grip on once holding, place keeps it off once released. A deviation from Habitat 2.0
-    # skill training, which leaves the grip free and masks it only in the HRL executor.
+    # Apply the skill's deployment grip rule while training (tasks/grip_rules.py,
+    # docs/DESIGN.md §4.3): e.g. pick keeps the grip on once holding, place keeps it off once
+    # released. A deviation from Habitat 2.0 skill training, which leaves the grip free and
+    # masks it only in the HRL executor (§8.2).
     grip_mask: bool = True
     # Apply the deployment nav stop-mask while training (tasks/stop_rule.py): stop is ignored
     # while the goal is > 2 m away. A deviation from Habitat 2.0 nav training, which masks it

@@ -1,14 +1,16 @@
 """Grip rules: how a skill's grip command is overridden, in training and at deployment.
 
-One home for the rule (VER Appendix B, DESIGN §6): the skill envs apply it while training
-(`TaskConfig.grip_mask`) and the HRL executor and learned skills apply the same functions at
-deployment, so a policy is trained under exactly the action semantics it is run with.
+One home for the rule (VER Appendix B, docs/DESIGN.md §4.3): the skill envs apply it while
+training (`TaskConfig.grip_mask`) and the HRL executor and learned skills apply the same
+functions at deployment, so a policy is trained under exactly the action semantics it is run
+with.
 
 - pick keeps the grip on once it holds an object: a thresholded Gaussian grip output flips
-  sign at random, and without the rule pick learns grasp-then-drop (README, deviations);
+  sign at random, and without the rule pick learns grasp-then-drop (docs/DESIGN.md §8.2);
 - place keeps it on while the held object is farther than PLACE_RELEASE_DIST from its goal
-  (release-masking, the grip analogue of the paper's nav stop-masking: a thresholded Gaussian
-  grip otherwise drops the object within ~1.4 steps), and off once it has released it;
+  or more than PLACE_RELEASE_MAX_BELOW under it (release-masking, the grip analogue of the
+  paper's nav stop-masking: a thresholded Gaussian grip otherwise drops the object within
+  ~1.4 steps), and off once it has released it;
 - open/close fridge and cabinet keep the grip on while the target's handle is held and the
   joint is short of its target, and off once the joint has reached it (the hold is over:
   the skill lets go and returns the arm to rest);
@@ -56,8 +58,8 @@ def object_near_goal(
 ) -> bool:
     """Whether object `obj_index` is within `tol` of `goal_pos` and not more than
     `max_below` under it (True when either is unknown). The height check keeps place from
-    letting go beside the furniture, under the surface: the object then fell to the floor
-    (3 of 5 far-off-goal place failures in HAB)."""
+    letting go beside the furniture, under the surface, where the object falls to the floor
+    (docs/DESIGN.md §8.2)."""
     if sim is None or obj_index is None or goal_pos is None:
         return True
     p = np.asarray(sim.object_pos(obj_index), dtype=float)

@@ -58,8 +58,8 @@ TASK_SENSORS: dict[str, tuple[str, ...]] = {
     # art_joint_to_target: without it an open/close policy cannot tell "not grasped yet"
     # from "opened and released" once the base moves (is_holding is 0 in both, and the
     # handle's place relative to the robot no longer tells the joint's state as it does from
-    # the fixed work pose). A memoryless (PQL) open_cab --base-movement then hovered between
-    # handle and rest: 0 % in three runs. Checkpoints trained before it ignore the key.
+    # the fixed work pose), and a memoryless (PQL) policy hovers between handle and rest
+    # (docs/DESIGN.md §8.2). Checkpoints trained before it ignore the key.
     "open_fridge": ART_SENSORS,
     "close_fridge": ART_SENSORS,
     "open_cab": ART_SENSORS,
@@ -67,9 +67,8 @@ TASK_SENSORS: dict[str, tuple[str, ...]] = {
 }
 # Sensors a skill observes only when it drives the base: a fixed-base env leaves them out
 # (task_sensors). From the fixed work pose the handle's place (marker_rel_pos) already tells
-# the joint, and with art_joint_to_target added fixed-base open_cab stopped learning: PQL
-# 0 % in three runs (it grasped and then tore the hold, constraint -2.5 per episode), 57 %
-# training success at 65k steps without it (seed 0, same code otherwise), as before the key.
+# the joint, and with art_joint_to_target added fixed-base open_cab stopped learning
+# (docs/DESIGN.md §8.2).
 BASE_MOVEMENT_SENSORS = ("art_joint_to_target",)
 
 SENSOR_DIMS = {

@@ -15,12 +15,9 @@ STOP_MASK_DIST = 2.0
 # The HAB executor's threshold (ExecutorConfig.stop_mask_dist, `rearrange.eval
 # --stop-mask-dist`, `hab_stop_mask_dist`): the nav's training success radius plus the margin
 # the paper's 2 m leaves over Habitat's 1.5 m. The shipped nav succeeds only within 0.5 m
-# (skill_configs/sensing/nav_cpu.yaml), so a stop 1-2 m out is a failure of its own task;
-# masked at 2 m it stopped there on 6 % of tidy_house legs (14 % of them start within 2 m of
-# their goal, where it never trained) and the pick after it started out of reach. Every
-# skill learned, 50 val episodes, seeds 0 / 1: tidy_house 36 / 36 % at 2 m, 38 / 38 % at
-# 1.5 m, 40 / 42 % at 1 m, 40 / 44 % at 0.75 m (benchmarks/RESULTS.md, issue 10). Training
-# keeps STOP_MASK_DIST.
+# (skill_configs/sensing/nav_cpu.yaml), so a stop 1-2 m out is a failure of its own task and
+# leaves the next pick out of reach (docs/DESIGN.md §8.4; the threshold chosen by a sweep on
+# val episodes, benchmarks/RESULTS.md). Training keeps STOP_MASK_DIST.
 STOP_MASK_MARGIN = 0.5
 
 

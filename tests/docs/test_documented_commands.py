@@ -1,10 +1,10 @@
 """Every `python -m ...` command quoted in README.md and benchmarks/RESULTS.md still runs:
 its module answers `--help`, and each flag the quote passes (`--foo`) is in that help.
 
-`benchmarks/RESULTS.md` kept `python -m benchmarks.systems --workload both` after the flag
-was replaced (`unrecognized arguments`). One `--help` subprocess per distinct module (with a
-timeout); the modules import torch and the simulator lazily, so the ~18 of them take ~6 s on
-the 2-core machine and the test is not marked slow.
+Why: a quoted command whose flag was renamed fails for the reader with `unrecognized
+arguments`. One `--help` subprocess per distinct module (with a timeout); the modules import
+torch and the simulator lazily, so the ~18 of them take ~6 s on the 2-core machine and the
+test is not marked slow.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`rearrange.eval.runner.evaluate` (the CLI and benchmarks.hab_learned both call it) runs
-torch single-threaded: batch-1 policy inference beside a training run was 5x slower with
+torch single-threaded: batch-1 policy inference beside a training run is ~5x slower with
 torch's default intra-op threads."""
 
 import torch

@@ -358,7 +358,8 @@ def test_arm_reset_without_a_held_object_returns_to_rest(one_target_episode):
 
 def test_nav_to_a_drawer_ends_at_its_work_pose():
     """The open/close skills train from the articulation's work pose; the nav before
-    open_cab must end there (a pick-ready pose beside the drawer: learned open_cab 0/12)."""
+    open_cab must end there (from a pick-ready pose beside the drawer the learned open_cab
+    fails)."""
     from rearrange.sim.placement import articulation_work_pose
 
     ep = load_task_episodes("set_table", None, 1, "val", 0)[0]
@@ -375,8 +376,8 @@ def test_nav_to_a_drawer_ends_at_its_work_pose():
 
 def test_nav_to_a_fridge_shelf_object_stands_clear_of_the_open_door():
     """After open_fridge the door stands at ~1.19 rad; the nav goal for the shelf object must
-    be a pose the sim lets the base reach, facing the object (the whole door sweep was
-    treated as blocked, no pick-ready pose was left, and the fallback stood in the door)."""
+    be a pose the sim lets the base reach, facing the object (treating the whole door sweep
+    as blocked leaves no pick-ready pose, and the fallback stands in the door)."""
     from rearrange.sim.placement import articulation_work_pose, in_ready_pose
 
     ep = load_task_episodes("set_table", None, 2, "val", 0)[1]
@@ -396,7 +397,8 @@ def test_nav_to_a_fridge_shelf_object_stands_clear_of_the_open_door():
 def test_nav_to_the_fridge_keeps_its_work_pose_beside_an_open_drawer():
     """set_table leaves the drawer open; beside the fridge it overlaps the resting arm at the
     fridge's work pose, but the base fits there, and open_fridge was trained from there
-    (the pick-ready fallback faced the fridge ~37° off: learned open_fridge 1/5)."""
+    (the pick-ready fallback faces the fridge ~37° off, where the learned open_fridge
+    stalls)."""
     from rearrange.sim.placement import articulation_work_pose, placement_now
 
     ep = load_task_episodes("set_table", None, 1, "val", 0)[0]

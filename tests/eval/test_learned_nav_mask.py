@@ -1,4 +1,6 @@
-"""Stop-masking applies to a learned nav skill run by the HRL executor (issue 9)."""
+"""Stop-masking applies to a learned nav skill run by the HRL executor: an always-stop nav
+far from its goal runs to its step limit when masked and stops at once when not, and the
+record says where the leg left the base."""
 
 import dataclasses
 import math

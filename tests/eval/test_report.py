@@ -30,7 +30,7 @@ def test_bootstrap_ci_brackets_mean_and_degenerates_on_constant():
 
 
 def test_report_intervals_are_binomial_not_degenerate():
-    # 3 of 3 episodes: the bootstrap printed [100.0%, 100.0%]; Wilson 95 % is [43.9, 100] %
+    # 3 of 3 episodes: a bootstrap gives [100.0%, 100.0%]; Wilson 95 % is [43.9, 100] %
     eps = [EpisodeRecord(str(k), 1, True, 100) for k in range(3)]
     text = format_table(EvalResult("tidy_house", "TP-SRL", ["pick_1"], eps))
     assert "pick_1         100.0%   [43.9%, 100.0%]" in text

@@ -34,7 +34,7 @@ def test_wilson_matches_hand_computed_values(k, n, low, high):
 
 
 def test_wilson_is_not_degenerate_where_the_bootstrap_was():
-    # the bug: 3 of 3 episodes reported [100 %, 100 %]
+    # the bootstrap of 3 successes in 3 episodes collapses to [100 %, 100 %]
     assert bootstrap_ci(np.ones(3)) == (1.0, 1.0)
     low, high = wilson_interval(3, 3)
     assert low < 0.5 and high == 1.0

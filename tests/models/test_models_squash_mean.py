@@ -1,4 +1,4 @@
-"""`ModelConfig.squash_mean` (issue 11, item 9): optional tanh on the Gaussian mean.
+"""`ModelConfig.squash_mean`: optional tanh on the Gaussian mean.
 
 Off by default so that checkpoints written before the field existed (their stored model
 config lacks it) rebuild exactly the network they were trained with.

@@ -1,6 +1,6 @@
-"""Pick and place start like the previous skill's end (issue 10): arm near rest, the
-object held as a pick leaves it, spawns like the HAB executor's stand poses; the sim
-reproduces them."""
+"""Pick and place start like the previous skill's end (docs/DESIGN.md §8.2): arm near
+rest, the object held as a pick leaves it, spawns like the HAB executor's stand poses; the
+sim reproduces them."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Turning in place must not sweep the arm into loose objects (`skills.arm_sweep`), and the
-HAB oracle episodes that failed because it did (objects knocked off counters) now pass."""
+"""Turning in place must not sweep the arm into loose objects (`skills.arm_sweep`), and HAB
+oracle episodes where a turn beside a counter could knock objects off it succeed."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ def tidy_episodes():
 
 
 def test_oracle_tidy_house_leaves_counter_objects_in_place(tidy_episodes):
-    """tidy_house val 0001/0002: turning away from a counter swept the next target (and a
-    placed object) onto the floor. Now every episode succeeds, nothing lies on the floor."""
+    """tidy_house val 0001/0002, where turning away from a counter can sweep the next target
+    (and a placed object) onto the floor: every episode succeeds, nothing lies on the floor."""
     from rearrange.eval.executor import FLOOR_Z, TPSRLExecutor
     from rearrange.eval.runner import plan_all
     from rearrange.skills import make_skill

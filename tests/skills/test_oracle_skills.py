@@ -55,9 +55,8 @@ def test_base_to_world_inverts_to_base_frame():
 
 
 # (task, base_movement, minimum successes of the first 4 val episodes). Floors sit at or
-# just below what the oracles achieve today (benchmarks/oracle_success.py, 50 val
-# episodes: pick 98 %; fixed base open_fridge 98 %, close_fridge 100 %, open_cab 100 %,
-# close_cab 100 %; with base movement the cabinet tasks and open_fridge 100 %).
+# just below the oracles' measured success on 50 val episodes (benchmarks/oracle_success.py,
+# benchmarks/RESULTS.md).
 FEW_EPISODE_FLOORS = [
     ("nav", True, 4),
     ("pick", False, 2),
@@ -69,8 +68,8 @@ FEW_EPISODE_FLOORS = [
     ("open_cab", True, 3),
 ]
 KNOWN_BROKEN: dict[str, str] = {}
-# close_fridge with base movement: 80 % of 50 (the drive sometimes ends blocked by the open
-# door); it must still run cleanly within its (base-movement) step limit.
+# close_fridge with base movement: below the 90 % bar (the drive sometimes ends blocked by the
+# open door); it must still run cleanly within its (base-movement) step limit.
 BELOW_BAR_WITH_BASE = ("close_fridge",)
 
 

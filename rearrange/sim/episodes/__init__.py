@@ -24,8 +24,8 @@ Conventions the tasks rely on (beyond `episode_types.py`):
   ["robot_start_far"]` = [x, y, yaw] is a *far* spawn for the "+ base movement" variants:
   within `spawn_max_dist` geodesic of the target, facing it ± `yaw_noise`.
 - pick, place: `extras["arm_start"]` (7 arm joints) is where the previous skill left the
-  arm (issue 10): exactly at rest or with the EE within the skills' 0.15 m rest tolerance
-  (`arm_starts.arm_start`); the sim starts the arm there.
+  arm (docs/DESIGN.md §8.2): exactly at rest or with the EE within the skills' 0.15 m rest
+  tolerance (`arm_starts.arm_start`); the sim starts the arm there.
 - place: `extras["holding"]` is the held object's index; its ObjectPlacement is where it
   was picked from (the sim moves it into the gripper at reset). The start is drawn like
   the state a pick leaves (`arm_starts.pick_end`): the arm as above and `extras["held_pose"]` (the object's

@@ -1,5 +1,5 @@
-"""Where the previous skill left the arm (pick and place starts, issue 10) and how a pick
-left the object in the gripper (place starts), sampled on the bare MuJoCo Fetch.
+"""Where the previous skill left the arm (pick and place starts, docs/DESIGN.md §8.2) and
+how a pick left the object in the gripper (place starts), sampled on the bare MuJoCo Fetch.
 
 `arm_start` draws arm joints exactly at rest or with the EE within the skills' 0.15 m rest
 tolerance; `pick_end` adds the held object's pose in the gripper frame, touching the

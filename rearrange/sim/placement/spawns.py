@@ -67,8 +67,8 @@ class PlacementConfig:
     # within reach_max keeps the arm and held object clear
     place_far_reach: float = 1.0
     # Open/close work spawns: the position noise around the work pose (±4 cm drawer, ±5 cm
-    # fridge per axis) times this. A learned nav stops 0.1-0.3 m from the work pose: in
-    # set_table the shipped open_cab failed 12 of 40 calls, nearly all after stops >= 0.2 m.
+    # fridge per axis) times this. A learned nav stops 0.1-0.3 m from the work pose, so a
+    # scale > 1 trains open/close from where the nav leaves them (benchmarks/RESULTS.md).
     work_noise_scale: float = 1.0
 
 

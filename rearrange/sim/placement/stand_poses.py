@@ -157,10 +157,8 @@ def in_ready_pose(
 #   >= 1.0 m at 0.5-1.0 m height (`PlacementConfig` notes), so widen the band;
 # - holding an object, the resting arm carries it at 0.76-1.03 m height ~0.8 m ahead of
 #   the base, so over a 0.9 m counter no strict pose exists: stand back and reach farther,
-#   else ignore the held object. (Tried for issue 10: standing back to FAR_REACH instead
-#   of the comfortable reach when ignoring it cut the objects rammed into counters and
-#   dropped on the drive from 2 to 1 in 20 tidy_house episodes, but the shipped place
-#   then succeeded in 5/12 of those calls instead of 11/13.)
+#   else ignore the held object, at the normal reach before FAR_REACH (the learned place
+#   succeeds far less often from FAR_REACH; benchmarks/RESULTS.md).
 FAR_REACH = PLACEMENT.place_far_reach  # place episodes stand back this far too
 
 
@@ -196,9 +194,9 @@ def nav_goal_pose(
     (`articulation`) its work pose, where the open/close skills' episodes start, if the
     sim accepts the base there now (`Simulator.base_fits`); else a pick-ready pose clear of
     the drawer pulled out. Falls back to the point in front of the furniture when no such pose
-    exists. `comfort` is the shoulder-to-target reach the pose aims at. (A drawer's
-    pick-ready pose stood too close and to the side: the shipped open_cab, 99 % from its
-    work poses, opened 0 of 12 drawers from there.)"""
+    exists. `comfort` is the shoulder-to-target reach the pose aims at. (Why the work pose:
+    the open/close skills train from it, and a drawer's pick-ready pose stands too close
+    and to the side for them.)"""
     travel = 0.0
     if articulation is not None and articulation.kind == "slide":
         travel = abs(articulation.open - articulation.closed)
@@ -207,9 +205,9 @@ def nav_goal_pose(
         # the sim's footprints: the same base check the generator's work poses were made
         # with. Taken whenever the sim accepts the base there, though the resting arm may
         # touch something: a drawer left open beside the fridge (set_table) overlaps the
-        # resting arm's discs at the fridge's work pose, and the fallback pick-ready pose
-        # faced the fridge ~37° off, where the learned open_fridge stalled at 0.4-0.5 rad
-        # (1/5 episodes; 5/5 from the work pose, the arm brushing the open drawer).
+        # resting arm's discs at the fridge's work pose, but the fallback pick-ready pose
+        # faces the fridge ~37° off, where the learned open_fridge stalls; from the work
+        # pose it opens the door with the arm brushing the open drawer.
         work = articulation_work_pose(sim.layout, articulation, footprints=sim.footprints)
         if sim.base_fits(work[0], work[1]):
             return work
