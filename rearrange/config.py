@@ -51,6 +51,18 @@ class ConfigError(ValueError):
 
 
 @dataclass
+class CPUSchedule:
+    """A skill's PQL schedule on the CPU profile (`--profile cpu` / `--algo pql` train
+    `pql.total_steps` = this): each skill's yaml sets the steps that produced its shipped
+    checkpoint (the manifests in rearrange/skills/pretrained/), so the ETA is that run's."""
+
+    total_steps: int = 3_000_000
+    """Environment steps of the fixed-base skill (3M: skills with no shipped PQL checkpoint)."""
+    total_steps_bm: int | None = None
+    """Environment steps of the base-movement variant (`--base-movement`); None: total_steps."""
+
+
+@dataclass
 class TrainConfig:
     """Everything `python -m rearrange.train_skill` needs."""
 
@@ -62,7 +74,10 @@ class TrainConfig:
     base_movement: bool = False
     """Manipulation skills also control the base (copied into task.base_movement)."""
     total_steps: int | None = None
-    """Shortcut for ver.total_steps (environment steps, all ranks together)."""
+    """Shortcut for ver.total_steps and pql.total_steps (environment steps, all ranks
+    together)."""
+    cpu_schedule: CPUSchedule = field(default_factory=CPUSchedule)
+    """The skill's PQL total steps on the CPU profile (skill_configs/algo/pql.yaml reads it)."""
     runs_root: str = "runs"
     """Outputs go to <runs_root>/<skill>/<run_name>/ (tb/, checkpoints/, config.yaml)."""
     run_name: str | None = None
@@ -124,6 +139,7 @@ def compose_train_config(skill: str, overrides: list[str] | None = None) -> Trai
     # it (the base-movement open/close tasks get BASE_MOVEMENT_EXTRA_STEPS more steps).
     if cfg.base_movement:
         cfg.task.base_movement = True
+        _select_base_movement_schedule(cfg)
     try:
         obj = OmegaConf.to_object(cfg)
     except Exception as exc:  # dataclass validation (ValueError) wrapped by OmegaConf
@@ -136,6 +152,66 @@ def compose_train_config(skill: str, overrides: list[str] | None = None) -> Trai
     obj.base_movement = obj.task.base_movement
     obj.task.sim_overrides = {**_changed_fields(obj.sim, SimConfig()), **obj.task.sim_overrides}
     return obj
+
+
+def _select_base_movement_schedule(cfg) -> None:
+    """The base-movement variant trains its own shipped schedule (pql.total_steps
+    interpolates cpu_schedule.total_steps; an explicit pql.total_steps still wins)."""
+    moving = cfg.cpu_schedule.total_steps_bm
+    if moving is not None:
+        cfg.cpu_schedule.total_steps = moving
+
+
+# The config groups each trainer reads; the other trainer ignores them.
+TRAINER_GROUPS = {"ver": ("ver", "ppo"), "pql": ("pql",)}
+# ver.* keys the PQL trainer reads too (where its checkpoints go).
+SHARED_KEYS = ("ver.checkpoint_dir",)
+# Settings the two trainers name differently: the key(s) to use under the other one.
+COUNTERPARTS = {
+    "ppo.lr": ("pql.actor_lr", "pql.critic_lr"),
+    "pql.actor_lr": ("ppo.lr",),
+    "pql.critic_lr": ("ppo.lr",),
+}
+ALGO_FLAG = {"ver": "--algo ver", "pql": "--algo pql"}
+TRAINER_NAME = {"ver": "VER-PPO", "pql": "PQL"}
+
+
+def _override_key(override: str) -> str:
+    """'+pql.seed=1' -> 'pql.seed'; '~ver' -> 'ver'."""
+    return override.lstrip("+~").split("=", 1)[0].strip()
+
+
+def _counterparts(key: str, algo: str) -> tuple[str, ...]:
+    """Keys of `algo`'s config that mean what `key` means for the other trainer."""
+    if key in COUNTERPARTS:
+        return COUNTERPARTS[key]
+    name = key.partition(".")[2]
+    schemas = {"pql": (("pql", PQLConfig),), "ver": (("ver", VERConfig), ("ppo", PPOConfig))}
+    return tuple(
+        f"{group}.{name}"
+        for group, schema in schemas[algo]
+        if name and name in {f.name for f in fields(schema)}
+    )[:1]
+
+
+def foreign_trainer_override(algo: str, overrides: list[str]) -> str | None:
+    """One line for the first override the `algo` trainer would silently ignore (a `ver.*` or
+    `ppo.*` key under PQL, a `pql.*` key under VER-PPO), naming the key that applies; None if
+    every override applies."""
+    other = "ver" if algo == "pql" else "pql"
+    for override in overrides:
+        key = _override_key(override)
+        if key.split(".")[0] not in TRAINER_GROUPS[other] or key in SHARED_KEYS:
+            continue
+        use = _counterparts(key, algo)
+        if use:
+            fix = f"use {' and '.join(use)}"
+        else:
+            fix = f"drop it, or use {ALGO_FLAG[other]}"
+        what = key if "." in key else override.lstrip("+~")  # a group choice: ver=tiny
+        unknown = "" if use else f" ({TRAINER_NAME[algo]} has no such setting)"
+        return f"{what} does not apply to {ALGO_FLAG[algo]}{unknown}: {fix}"
+    return None
 
 
 def _check_config_files(skill: str) -> None:

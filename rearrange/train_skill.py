@@ -5,7 +5,11 @@
         [--serial] [--resume] [--run-name NAME] [hydra overrides, e.g. ppo.lr=1e-4 ver.num_envs=4]
     torchrun --nproc-per-node 2 -m rearrange.train_skill synthetic ...
 
-Outputs: runs/SKILL/<run name or timestamp>/ with config.yaml, tb/ and checkpoints/latest.pt.
+Outputs: runs/SKILL/<run name or timestamp>/ with config.yaml, tb/ and checkpoints/latest.pt
+(PQL also checkpoints/replay.npz). A banner at the start names the trainer, skill,
+observations, device, run and TensorBoard directories, the steps and the ETA with its source.
+Overrides of the other trainer (ver.* or ppo.* under --algo pql, pql.* under VER-PPO) are
+refused in one line naming the key that applies.
 """
 
 from __future__ import annotations
@@ -20,10 +24,18 @@ from pathlib import Path
 
 import torch
 
-from rearrange.config import SKILLS, ConfigError, TrainConfig, compose_train_config, config_to_yaml
+from rearrange.config import (
+    SKILLS,
+    ConfigError,
+    TrainConfig,
+    compose_train_config,
+    config_to_yaml,
+    foreign_trainer_override,
+)
 from rearrange.logs import configure_logging
-from rearrange.runtime.checkpoint import CheckpointError, find_latest
+from rearrange.runtime.checkpoint import CheckpointError, find_latest, load_checkpoint
 from rearrange.runtime.env_worker import EnvWorkerError, TaskEnvFactory
+from rearrange.runtime.logging_utils import format_duration
 from rearrange.runtime.synthetic_env import SyntheticEnvFactory
 from rearrange.ver_backend.distributed import rank_device
 from rearrange.ver_backend.trainer import Trainer, TrainSetup
@@ -125,7 +137,20 @@ def compose_run(args: argparse.Namespace) -> tuple[TrainConfig, Path]:
     if saved and saved != cfg.algo:
         args.algo = saved
         cfg = compose_train_config(args.skill, cli_overrides(args))
+    check_trainer_options(args, cfg.algo)
     return cfg, run_dir
+
+
+def check_trainer_options(args: argparse.Namespace, algo: str) -> None:
+    """ConfigError for an option the chosen trainer would silently ignore: --system or a
+    `ver.*` / `ppo.*` override under PQL, a `pql.*` override under VER-PPO."""
+    if args.system and algo == "pql":
+        raise ConfigError(
+            f"--system {args.system} applies to VER-PPO only: drop it, or train with --algo ver"
+        )
+    problem = foreign_trainer_override(algo, args.overrides)
+    if problem:
+        raise ConfigError(problem)
 
 
 def saved_algo(run_dir: Path) -> str | None:
@@ -155,6 +180,110 @@ def cpu_profile_hint(cfg: TrainConfig, argv_skill: str, cuda: bool) -> str | Non
         f"{DEPTH_CPU_SPS} steps/s on a CPU (~{hours:,.0f} h for {cfg.ver.total_steps:,} steps); "
         f"on a CPU use: python -m rearrange.train_skill {argv_skill}{bm} --profile cpu"
     )
+
+
+# ---------------------------------------------------------------- start banner
+def manifest_algo(skill: str, command: str) -> str:
+    """The trainer a shipped checkpoint's recorded training command ran."""
+    if "--algo pql" in command or "+algo=pql" in command:
+        return "pql"
+    if "--algo ver" in command or "--system" in command:
+        return "ver"
+    return default_algo(skill, "cpu" if "--profile cpu" in command else None)
+
+
+def recorded_speed(cfg: TrainConfig, cuda: bool) -> tuple[float, str] | None:
+    """(env steps/s, where the figure comes from) for this run's ETA: the shipped checkpoint
+    of the same skill, variant, trainer and observations (its manifest's steps / wall time),
+    or the depth profile's measured CPU speed; None when nothing recorded fits."""
+    from rearrange.skills.pretrained import pretrained_name, pretrained_path, read_manifest
+
+    if cfg.algo == "ver" and cfg.task.obs_preset == "depth" and not cuda:
+        return DEPTH_CPU_SPS, "measured for the depth profile on a 2-core CPU (RESULTS.md)"
+    path = pretrained_path(cfg.skill, cfg.base_movement)
+    manifest = read_manifest(path) if path else None
+    if not manifest or not manifest.get("steps") or not manifest.get("wall_time_s"):
+        return None
+    command = str(manifest.get("training_command", ""))
+    same = manifest_algo(cfg.skill, command) == cfg.algo
+    if not same or manifest.get("obs_preset") != cfg.task.obs_preset:
+        return None
+    steps, wall = int(manifest["steps"]), float(manifest["wall_time_s"])
+    name = pretrained_name(cfg.skill, cfg.base_movement)
+    return steps / wall, (
+        f"recorded: the shipped {name}.pt, {steps:,} steps in {format_duration(wall)}"
+    )
+
+
+def total_steps_of(cfg: TrainConfig) -> tuple[int, str]:
+    """(total env steps, the key that sets them) of the chosen trainer."""
+    if cfg.algo == "pql":
+        return cfg.pql.total_steps, "pql.total_steps"
+    return cfg.ver.total_steps, "ver.total_steps"
+
+
+def checkpoint_steps(cfg: TrainConfig, run_dir: Path) -> int:
+    """Env steps already done by the run's checkpoint (0 for a new run)."""
+    path = find_latest(run_dir / cfg.ver.checkpoint_dir)
+    return int(load_checkpoint(path)["num_steps"]) if path else 0
+
+
+def trainer_line(cfg: TrainConfig) -> str:
+    """Which trainer runs, how, and the flag for the other one."""
+    if cfg.algo == "pql":
+        mode = "one process" if cfg.pql.serial else "Actor, V- and P-learner processes"
+        return f"PQL ({mode}; {cfg.pql.num_envs} envs; --algo ver for VER-PPO)"
+    return f"VER-PPO (system {cfg.ver.system}; {cfg.ver.num_envs} envs per rank)"
+
+
+def device_of(cfg: TrainConfig) -> str:
+    """Where the networks train (PQL's env workers always step on the CPU)."""
+    if cfg.algo == "pql":
+        return f"{cfg.pql.resolved_device()} (learners; envs on CPU)"
+    return str(rank_device(cfg.ver.device))
+
+
+def eta_line(cfg: TrainConfig, done: int, cuda: bool) -> str:
+    """The ETA with its source; where none is recorded, when a measured one comes."""
+    from rearrange.pql.trainer import MEASURED_ETA_STEPS
+
+    total, _ = total_steps_of(cfg)
+    later = (
+        f"a measured one after {MEASURED_ETA_STEPS:,} steps"
+        if cfg.algo == "pql"
+        else "the bar shows the measured one"
+    )
+    speed = recorded_speed(cfg, cuda)
+    if speed is None:
+        return f"unknown (no recorded speed for this setup): {later}"
+    sps, source = speed
+    left = format_duration(max(total - done, 0) / sps)
+    return f"~{left} at {sps:.0f} steps/s ({source}); {later}"
+
+
+def start_banner(cfg: TrainConfig, run_dir: Path, done: int, cuda: bool) -> list[str]:
+    """What a user needs before a long run: which trainer on what, where it writes, how long."""
+    total, key = total_steps_of(cfg)
+    variant = "base movement" if cfg.base_movement else "fixed base"
+    run = f"{run_dir}" + (f" (resuming at step {done:,})" if done else " (new run)")
+    return [
+        f"trainer:      {trainer_line(cfg)}",
+        f"skill:        {cfg.skill} ({variant})",
+        f"observations: {cfg.task.obs_preset} (task.obs_preset)",
+        f"device:       {device_of(cfg)}",
+        f"run dir:      {run}",
+        f"TensorBoard:  tensorboard --logdir {run_dir / 'tb'}",
+        f"steps:        {total:,} ({key}), {max(total - done, 0):,} to go",
+        f"ETA:          {eta_line(cfg, done, cuda)}",
+    ]
+
+
+def print_banner(cfg: TrainConfig, run_dir: Path, cuda: bool) -> None:
+    """The start banner on stderr, above the progress bar (rank 0 only)."""
+    if int(os.environ.get("RANK", "0")) != 0:
+        return
+    lines = start_banner(cfg, run_dir, checkpoint_steps(cfg, run_dir), cuda)
+    print("\n".join(lines), file=sys.stderr, flush=True)
 
 
 def build_policy_for(obs_space, action_space, model_cfg):
@@ -200,7 +329,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, CheckpointError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    hint = cpu_profile_hint(cfg, args.skill, torch.cuda.is_available())
+    cuda = torch.cuda.is_available()
+    hint = cpu_profile_hint(cfg, args.skill, cuda)
     if hint and int(os.environ.get("RANK", "0")) == 0:
         print(hint, file=sys.stderr)
     torch.set_num_threads(cfg.torch_threads)
@@ -212,12 +342,27 @@ def main(argv: list[str] | None = None) -> int:
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return 2
+        if not _banner_or_error(cfg, run_dir, cuda):
+            return 1
         train = functools.partial(train_pql, cfg, run_dir)
         return report_training(train, "V-learner updates", (LearnerError,))
+    if not _banner_or_error(cfg, run_dir, cuda):
+        return 1
     if int(os.environ.get("RANK", "0")) == 0:
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "config.yaml").write_text(config_to_yaml(cfg))
     return report_training(Trainer(cfg.ver, cfg.ppo, make_setup(cfg, run_dir)).train, "updates")
+
+
+def _banner_or_error(cfg: TrainConfig, run_dir: Path, cuda: bool) -> bool:
+    """Print the start banner; False (after a one-line error) if the run's checkpoint is
+    unreadable."""
+    try:
+        print_banner(cfg, run_dir, cuda)
+    except CheckpointError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return False
+    return True
 
 
 def report_training(train, updates: str, process_errors: tuple = ()) -> int:

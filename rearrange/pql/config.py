@@ -31,7 +31,8 @@ class PQLConfig:
     """Environment steps to train for (warm-up included)."""
     warmup_steps: int = 32
     """Steps per env collected before the learners start (uniform random actions on a fresh
-    run, the noisy policy on a resumed one: the replay buffer is not checkpointed)."""
+    run; a resumed run restores its replay.npz and needs none, or warms up with the noisy
+    policy if the file is missing)."""
     buffer_size: int = 5_000_000
     """Replay capacity in transitions (rounded up to whole rows of N)."""
     batch_size: int = 8192
@@ -92,6 +93,10 @@ class PQLConfig:
     """Log scalars every this many environment steps."""
     checkpoint_interval: int = 100_000
     """Write a checkpoint every this many environment steps (and at the end)."""
+    checkpoint_replay: int = 1_000_000
+    """Replay transitions saved with each checkpoint (checkpoints/replay.npz: the newest this
+    many, observations and actions in fp16, ~K·(2·obs_dim + 2·act_dim + 6) bytes) so that a
+    resumed run continues with its data; 0 saves none (a resumed run warms up again)."""
     keep_checkpoints: int = 0
     """Also keep the last this many checkpoints as ckpt_<steps>.pt beside latest.pt."""
     learner_timeout_s: float = 120.0
@@ -140,6 +145,11 @@ class PQLConfig:
         _require(self.learner_threads >= 1, "PQLConfig.learner_threads must be >= 1")
         _require(self.checkpoint_interval >= 1, "PQLConfig.checkpoint_interval must be >= 1")
         _require(self.keep_checkpoints >= 0, "PQLConfig.keep_checkpoints must be >= 0")
+        _require(
+            self.checkpoint_replay >= 0,
+            f"PQLConfig.checkpoint_replay must be >= 0 (0: no replay.npz), got "
+            f"{self.checkpoint_replay}",
+        )
         _require(self.learner_timeout_s > 0, "PQLConfig.learner_timeout_s must be > 0")
 
     @property

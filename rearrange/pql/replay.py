@@ -114,6 +114,11 @@ class ReplayBuffer:
         )
         self._head[0] = self.head + 1
 
+    def set_head(self, head: int) -> None:
+        """Set the rows written so far: restoring a saved buffer (`replay_io.load_replay`)
+        before any learner reads it."""
+        self._head[0] = head
+
     def _sample_steps(self, batch: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """(absolute step t [B], env [B]) uniformly over the readable rows."""
         head = self.head

@@ -9,7 +9,9 @@
 Outputs are the VER trainer's: run_dir/tb/ scalars, a progress bar, one log line per
 interval, atomic checkpoints (checkpoints/latest.pt + optional ckpt_<steps>.pt snapshots)
 whose `policy` is the deployable `pql_actor` (a learned skill loads it), and resume from
-latest.pt. The replay buffer is not checkpointed: a resumed run warms up again.
+latest.pt. The replay buffer is saved beside latest.pt as replay.npz (`replay_io`: the newest
+`checkpoint_replay` transitions, fp16 observations/actions) and restored on resume, so a run
+killed and resumed continues with its data; without the file it warms up again.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from rearrange.pql.param_sync import VectorSlot, num_params
 from rearrange.pql.policy import PQLActorPolicy
 from rearrange.pql.ratio import Role
 from rearrange.pql.replay import ReplayBuffer
+from rearrange.pql.replay_io import REPLAY_FILE, ReplayFileError, load_replay, save_replay
 from rearrange.runtime.checkpoint import (
     CheckpointError,
     find_latest,
@@ -55,11 +58,13 @@ from rearrange.runtime.checkpoint import (
     set_rng_state,
 )
 from rearrange.runtime.env_worker import env_seeds, make_env_pool
-from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, log
+from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, eta_text, log
 from rearrange.runtime.result import TrainResult
 from rearrange.runtime.stop_flag import StopFlag
 
 ALGO_KEY = "pql"  # marks a PQL checkpoint's learner state
+# Env steps of a session after which one log line gives the measured speed and the ETA.
+MEASURED_ETA_STEPS = 10_000
 
 
 @dataclass
@@ -85,6 +90,8 @@ class PQLTrainer:
         self.base = {role: 0 for role in Role}  # units done before this session (resume)
         self.wall_time_s = 0.0
         self.last_checkpoint: Path | None = None
+        self._eta_reported = False
+        self._session_start_steps = 0
         self.pool = self.replay = self.control = self.slots = self.learners = None
         self.runners: dict[Role, LearnerRunner] = {}
 
@@ -112,6 +119,8 @@ class PQLTrainer:
         )
         self.obs_stats = RunningMeanStd(obs_dim) if cfg.obs_norm else None
         state = self._load_state()
+        if state is not None:
+            self._restore_replay()
         return state
 
     def _atoms(self) -> int:
@@ -181,6 +190,47 @@ class PQLTrainer:
         log.info("resumed from %s at step %d", path, self.num_steps)
         return state
 
+    @property
+    def replay_path(self) -> Path:
+        return self.ckpt_dir / REPLAY_FILE
+
+    def _restore_replay(self) -> None:
+        """Refill the replay from replay.npz (before the learners start); without a usable
+        file the run warms up again, as it did before replays were saved."""
+        path = self.replay_path
+        if not path.is_file():
+            log.warning("no %s beside the checkpoint: the replay starts empty", path)
+            return
+        try:
+            restored = load_replay(self.replay, path)
+        except ReplayFileError as exc:
+            self.replay.set_head(0)
+            log.warning("%s: the replay starts empty", exc)
+            return
+        log.info(
+            "restored %d replay transitions from %s (saved at step %d)",
+            restored.transitions,
+            path,
+            restored.saved_at_step,
+        )
+
+    def _save_replay(self) -> None:
+        """Write replay.npz before latest.pt: a kill between the two leaves a replay at most
+        one checkpoint newer than latest.pt, which a resume can use as it is."""
+        if self.cfg.checkpoint_replay <= 0:
+            self.replay_path.unlink(missing_ok=True)  # never restore a stale one
+            return
+        start = time.monotonic()
+        path, bound = self.replay_path, self.cfg.checkpoint_replay
+        transitions = save_replay(self.replay, path, bound, self.num_steps)
+        if transitions:
+            log.info(
+                "saved the replay (%d transitions, %.1f MB) in %.1f s",
+                transitions,
+                path.stat().st_size / 1e6,
+                time.monotonic() - start,
+            )
+
     def total_units(self, role: Role) -> int:
         return self.base[role] + int(self.control.counters[role])
 
@@ -211,6 +261,7 @@ class PQLTrainer:
         }
 
     def save(self) -> None:
+        self._save_replay()
         self.last_checkpoint = save_checkpoint(self.ckpt_dir / "latest.pt", self._state())
         keep_snapshot(self.last_checkpoint, self.num_steps, self.cfg.keep_checkpoints)
 
@@ -222,6 +273,7 @@ class PQLTrainer:
         self._session_start = time.monotonic()
         try:
             state = self._build()
+            self._session_start_steps = self.num_steps
             self._start_learners(state)
             rng = np.random.default_rng([self.cfg.seed, self.num_steps])
             sigmas = mixed_sigmas(self.cfg.num_envs, self.cfg.sigma_min, self.cfg.sigma_max)
@@ -327,6 +379,21 @@ class PQLTrainer:
                 f"{name} raised {type(exc).__name__}: {exc}", traceback.format_exc()
             ) from exc
 
+    def _report_measured_eta(self, meter: _RateMeter) -> None:
+        """Once per session, after MEASURED_ETA_STEPS steps: the measured speed and the time
+        left (the start banner's estimate was a recorded one)."""
+        done = self.num_steps - self._session_start_steps
+        if self._eta_reported or done < MEASURED_ETA_STEPS:
+            return
+        self._eta_reported = True
+        sps = meter.sps(self.num_steps)  # after the warm-up, which runs at the envs' speed
+        log.info(
+            "measured %.0f steps/s over this session's first %d steps: %s",
+            sps,
+            done,
+            eta_text(self.cfg.total_steps - self.num_steps, sps, self.cfg.total_steps),
+        )
+
     def _log(self, logger: TrainLogger, meter: _RateMeter) -> dict[str, float]:
         scalars = meter.scalars(self.num_steps)
         stats = self.control.stats
@@ -338,6 +405,7 @@ class PQLTrainer:
         }
         scalars.update({k: float(stats[s]) for k, s in named.items() if np.isfinite(stats[s])})
         scalars.update(episode_scalars(list(logger.recent_episodes)))
+        self._report_measured_eta(meter)
         # The bar already advanced step by step: no steps to add here.
         logger.update(self.num_steps, self.total_units(Role.V_LEARNER), scalars, 0)
         if logger.enabled:

@@ -11,8 +11,9 @@ import pickle
 import random
 import shutil
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import torch
@@ -114,3 +115,22 @@ def keep_snapshot(latest: Path, num_steps: int, keep: int) -> None:
             shutil.copyfile(latest, snap)
     for old in sorted(latest.parent.glob("ckpt_*.pt"))[:-keep]:
         old.unlink()
+
+
+def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
+    """Write a file the way `save_checkpoint` does (temp file in the same directory, fsync,
+    `os.replace`), with `write(f)` filling the open binary file: a SIGKILL mid-write leaves the
+    previous file, never a torn one. Used for files saved beside a checkpoint (PQL's replay)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    _fsync_dir(path.parent)
+    return path

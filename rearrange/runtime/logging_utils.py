@@ -75,3 +75,20 @@ class TrainLogger:
             self.writer.close()
         if self.bar is not None:
             self.bar.close()
+
+
+def format_duration(seconds: float) -> str:
+    """'45 s', '12 min', '2 h 20 min': how long a run takes, for banners and ETA lines."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    if minutes < 90:
+        return f"{minutes} min"
+    return f"{minutes // 60:,} h {minutes % 60:02d} min"
+
+
+def eta_text(steps_left: int, sps: float, total_steps: int) -> str:
+    """'ETA 7 min to 200,000 steps' at `sps` environment steps per second."""
+    if sps <= 0:
+        return f"ETA unknown to {total_steps:,} steps"
+    return f"ETA {format_duration(max(steps_left, 0) / sps)} to {total_steps:,} steps"
