@@ -16,7 +16,7 @@ import argparse
 import csv
 from pathlib import Path
 
-from benchmarks.train_curve import read_curve
+from rearrange.train_curve import read_curve
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 

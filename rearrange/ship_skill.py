@@ -1,6 +1,8 @@
 """Ship a trained checkpoint with the package, or list the shipped ones.
 
     python -m rearrange.ship_skill list
+    python -m rearrange.ship_skill select RUN [--episodes 50] [--seed 1]   # pick the snapshot
+    python -m rearrange.ship_skill curve RUN --name NAME                   # its training curve
     python -m rearrange.ship_skill export CKPT --command "TRAINING COMMAND" \
         [--episodes 100] [--seed 0] [--commit SHA]
 
@@ -87,10 +89,21 @@ def list_shipped() -> int:
     return 0
 
 
+RELEASE_STEPS = {"select": "select_checkpoint", "curve": "train_curve"}
+"""Subcommands whose arguments their own module parses (`ship_skill select --help`)."""
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in RELEASE_STEPS:
+        import importlib
+
+        return importlib.import_module(f"rearrange.{RELEASE_STEPS[argv[0]]}").main(argv[1:])
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="list the shipped checkpoints")
+    sub.add_parser("select", help="choose a run's snapshot by val success (see select --help)")
+    sub.add_parser("curve", help="a run's training curve as CSV + PNG (see curve --help)")
     e = sub.add_parser("export", help="evaluate a training checkpoint and ship it")
     e.add_argument("checkpoint", help="a train_skill checkpoint (latest.pt or ckpt_<steps>.pt)")
     e.add_argument("--command", required=True, help="the training command that produced it")

@@ -35,6 +35,8 @@ TOP_NAMES = {
     "train_pql",
     "eval_skill",
     "ship_skill",
+    "select_checkpoint",
+    "train_curve",
 }
 
 

@@ -47,19 +47,7 @@ def set_rng_state(state: dict[str, Any]) -> None:
 
 def save_checkpoint(path: str | Path, state: dict[str, Any]) -> Path:
     """Write `state` atomically to `path` (temp file + fsync + os.replace)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            torch.save(state, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    _fsync_dir(path.parent)
-    return path
+    return write_atomically(path, lambda f: torch.save(state, f))
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -118,8 +106,7 @@ def keep_snapshot(latest: Path, num_steps: int, keep: int) -> None:
 
 
 def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
-    """Write a file the way `save_checkpoint` does (temp file in the same directory, fsync,
-    `os.replace`), with `write(f)` filling the open binary file: a SIGKILL mid-write leaves the
+    """Write a file atomically (temp file in the same directory, fsync, `os.replace`), with `write(f)` filling the open binary file: a SIGKILL mid-write leaves the
     previous file, never a torn one. Used for files saved beside a checkpoint (PQL's replay)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

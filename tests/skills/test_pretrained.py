@@ -71,3 +71,14 @@ def test_every_shipped_checkpoint_loads_and_acts(path):
     skill.reset(SkillTarget(obj_index=0))
     action = skill.act(obs, None)
     assert action.shape == skill.action_space.shape and np.all(np.isfinite(action))
+
+
+def test_release_steps_are_ship_skill_subcommands(tmp_path, capsys):
+    from rearrange.ship_skill import main
+
+    assert main(["select", str(tmp_path / "runs" / "pick" / "none")]) == 2
+    assert "no ckpt_*.pt under" in capsys.readouterr().err
+    log = tmp_path / "train.log"
+    log.write_text("update 1 steps 1024 sps=900.0 success=0.25 return=1.5\n")
+    assert main(["curve", str(log), "--name", "c", "--out-dir", str(tmp_path)]) == 0
+    assert (tmp_path / "c.csv").read_text().splitlines()[1].startswith("1024,")

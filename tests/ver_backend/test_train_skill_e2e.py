@@ -83,7 +83,7 @@ def test_learned_skill_loads_checkpoint_and_acts_on_pick_env(pick_run):
 
 
 def test_train_curve_reads_the_run_and_writes_csv_and_png(pick_run, tmp_path):
-    from benchmarks.train_curve import main as curve_main
+    from rearrange.train_curve import main as curve_main
 
     assert curve_main([str(pick_run), "--name", "curve", "--out-dir", str(tmp_path)]) == 0
     rows = (tmp_path / "curve.csv").read_text().splitlines()
@@ -95,7 +95,7 @@ def test_train_curve_reads_the_run_and_writes_csv_and_png(pick_run, tmp_path):
 
 
 def test_train_curve_parses_the_line_log(tmp_path):
-    from benchmarks.train_curve import read_curve
+    from rearrange.train_curve import read_curve
 
     log = tmp_path / "train.log"
     log.write_text(

@@ -1,6 +1,8 @@
 """Pick a run's checkpoint by success on val episodes (training-window success misleads).
 
-    MUJOCO_GL=egl python -m benchmarks.select_checkpoint runs/pick/cpu_v1 --episodes 50 --seed 1
+    MUJOCO_GL=egl python -m rearrange.ship_skill select runs/pick/cpu_v1 --episodes 50 --seed 1
+
+A release step: select the snapshot, then `ship_skill export` it (docs/DESIGN.md §9).
 
 Evaluates every ckpt_<steps>.pt (and latest.pt) of a train_skill run with `eval_skill` on
 val episodes of `--seed` (use a seed other than the one the shipped figure is measured on,
@@ -20,7 +22,9 @@ from rearrange.eval.stats import format_rate
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m rearrange.ship_skill select", description=__doc__.splitlines()[0]
+    )
     p.add_argument("run", help="runs/SKILL/RUN_NAME")
     p.add_argument("--episodes", type=int, default=50)
     p.add_argument("--seed", type=int, default=1)

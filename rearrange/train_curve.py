@@ -1,9 +1,10 @@
 """Training curve of a `rearrange.train_skill` run: CSV + PNG from its TensorBoard logs.
 
-    python -m benchmarks.train_curve runs/pick/RUN --name train_pick_state
-    python -m benchmarks.train_curve /tmp/train.log --name train_pick_state   # the line log
+    python -m rearrange.ship_skill curve runs/pick/RUN --name train_pick_state
+    python -m rearrange.ship_skill curve /tmp/train.log --name train_pick_state   # the line log
 
-Writes benchmarks/results/NAME.csv (one row per logged update: steps, SPS, mean return,
+A release step: the curve a shipped checkpoint's figures cite (docs/DESIGN.md §9). Writes
+(into --out-dir, default benchmarks/results of the current directory, i.e. of a clone) NAME.csv (one row per logged update: steps, SPS, mean return,
 success rate, episode length and every reward term, each a mean over the trainer's window of
 the last 100 finished episodes) and NAME.png (success, return, reward terms, SPS against
 environment steps). A run directory is read through its tb/ event files; a plain text file is
@@ -19,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
+RESULTS_DIR = Path("benchmarks") / "results"
 BASE_COLUMNS = {
     "perf/sps": "sps",  # cumulative: steps since the first rollout / time since then
     "perf/rollout_sps": "rollout_sps",  # this update only (collection + learning)
@@ -166,7 +167,9 @@ def summary(curve: Curve) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m rearrange.ship_skill curve", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("source", type=Path, help="run directory, its tb/ or a line-log file")
     parser.add_argument("--name", default="train_curve", help="output file stem")
     parser.add_argument("--out-dir", type=Path, default=RESULTS_DIR)
