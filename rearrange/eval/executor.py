@@ -302,13 +302,9 @@ class TPSRLExecutor:
             return env.place_target(step.target_index)
         return env.articulation_target(step.skill, step.articulation)
 
-    def postcondition(self, step: PlanStep) -> tuple[bool, str]:
-        """(holds, reason if not) with the PDDL predicate thresholds of the HAB env."""
-        ok, why, _ = self.check(step)
-        return ok, why
-
     def check(self, step: PlanStep) -> tuple[bool, str, FailureCause | None]:
-        """(holds, reason, cause) of a step's postcondition; cause None when it holds."""
+        """(holds, reason, cause) of a step's postcondition with the PDDL predicate
+        thresholds of the HAB env; cause None when it holds."""
         env, sim = self.env, self.env.sim
         if step.skill == "nav":
             xy = nav_entity_xy(env, step)

@@ -69,9 +69,13 @@ class EntropyCoefficient(nn.Module):
         with torch.no_grad():
             self.log_alpha.clamp_(self.log_min, self.log_max)
 
-    def grads_finite(self) -> bool:
+    def grads_finite(self) -> Tensor:
+        """0-d bool tensor: log α's gradient is finite (True without one). A tensor, so the
+        learner folds it into its one finiteness check per step (one device sync)."""
         grad = self.log_alpha.grad
-        return grad is None or bool(torch.isfinite(grad).all())
+        if grad is None:
+            return torch.ones((), dtype=torch.bool, device=self.log_alpha.device)
+        return torch.isfinite(grad).all()
 
     def full_state_dict(self) -> dict:
         """Parameter and optimiser state for checkpoints."""

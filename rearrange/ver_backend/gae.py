@@ -20,23 +20,6 @@ import torch
 from torch import Tensor
 
 
-def per_env_step_table(env_ids: Tensor, num_envs: int) -> tuple[Tensor, Tensor]:
-    """Index table of each env's steps in time order.
-
-    Returns (table [N, L_max] long, lengths [N] long); unused cells hold -1. Relies on the
-    rollout storing each env's steps in time order, which a stable sort preserves.
-    """
-    lengths = torch.bincount(env_ids, minlength=num_envs)
-    order = torch.sort(env_ids, stable=True).indices
-    max_len = int(lengths.max()) if lengths.numel() else 0
-    table = torch.full((num_envs, max_len), -1, dtype=torch.long, device=env_ids.device)
-    starts = torch.cumsum(lengths, 0) - lengths
-    sorted_env = env_ids[order]
-    position = torch.arange(order.numel(), device=env_ids.device) - starts[sorted_env]
-    table[sorted_env, position] = order
-    return table, lengths
-
-
 def compute_gae(
     rewards: Tensor,
     values: Tensor,
@@ -67,7 +50,7 @@ def compute_gae(
     else:
         fv = final_values.detach().cpu().numpy().astype(host, copy=False)
         end_value = fv * truncated.detach().cpu().numpy().astype(host)
-    table, lengths = _step_table(env_ids.detach().cpu().numpy(), num_envs)
+    table, lengths = per_env_step_table(env_ids.detach().cpu().numpy(), num_envs)
     advantages = np.zeros_like(v)
     next_value = bootstrap_values.detach().cpu().numpy().astype(host).copy()
     next_adv = np.zeros(num_envs, host)
@@ -90,8 +73,12 @@ def _np_dtype(dtype: torch.dtype) -> np.dtype:
     return torch.zeros(0, dtype=dtype).numpy().dtype
 
 
-def _step_table(env_ids: np.ndarray, num_envs: int) -> tuple[np.ndarray, np.ndarray]:
-    """numpy twin of `per_env_step_table`."""
+def per_env_step_table(env_ids: np.ndarray, num_envs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index table of each env's steps in time order.
+
+    Returns (table [N, L_max] int64, lengths [N]); unused cells hold -1. Relies on the
+    rollout storing each env's steps in time order, which a stable sort preserves.
+    """
     lengths = np.bincount(env_ids, minlength=num_envs)
     order = np.argsort(env_ids, kind="stable")
     table = np.full((num_envs, int(lengths.max()) if lengths.size else 0), -1, np.int64)

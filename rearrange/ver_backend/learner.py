@@ -212,9 +212,11 @@ class Learner:
         losses = self.compute_losses(mb)
         self._backward(losses)
         grad_norm = nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm)
-        checks = [torch.isfinite(losses.total), torch.isfinite(grad_norm)]
-        if self.entropy_coef.log_alpha.grad is not None:
-            checks.append(torch.isfinite(self.entropy_coef.log_alpha.grad).all())
+        checks = (
+            torch.isfinite(losses.total),
+            torch.isfinite(grad_norm),
+            self.entropy_coef.grads_finite(),
+        )
         if not bool(torch.stack(checks).all()):  # the update's one sync per step
             self._record_skip(losses, grad_norm)
             return None

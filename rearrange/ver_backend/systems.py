@@ -170,15 +170,6 @@ class Collector:
                 cost.add("complete", t)
         return bool(results)
 
-    def _truncated(self, e: int) -> bool:
-        """The env's in-flight step just ended its episode by a time limit (not terminated)."""
-        scalars = self.pool.buffers.scalars
-        return (
-            self.storage.has_pending(e)
-            and bool(scalars["truncated"][e])
-            and not bool(scalars["terminated"][e])
-        )
-
     def _handle_all(self, results: list[StepResult], stats: CollectStats) -> None:
         """Record a poll's results: rewards and end flags into storage (one vectorised write),
         finished episodes into the stats, and each env into ready or parked."""

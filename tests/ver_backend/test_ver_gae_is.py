@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -81,7 +82,7 @@ def test_gae_matches_per_env_loop_on_random_rollout():
 
 
 def test_step_table_keeps_time_order_and_pads():
-    table, lengths = per_env_step_table(torch.tensor([1, 0, 1, 1, 0]), 3)
+    table, lengths = per_env_step_table(np.array([1, 0, 1, 1, 0]), 3)
     assert lengths.tolist() == [2, 3, 0]
     assert table.tolist() == [[1, 4, -1], [0, 2, 3], [-1, -1, -1]]
 
