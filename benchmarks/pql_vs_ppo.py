@@ -62,15 +62,13 @@ def train_command(
 ) -> list[str]:
     cmd = [sys.executable, "-m", "rearrange.train_skill", skill, "--profile", "cpu"]
     cmd += ["--algo", algo, "--run-name", run_name(algo, seed), f"runs_root={runs_root}"]
+    # A snapshot every `snapshot_steps` env steps under either trainer (run.* counts env steps).
+    cmd += [f"run.seed={seed}", f"run.checkpoint_every_steps={snapshot_steps}"]
+    cmd += ["run.keep_checkpoints=100000"]
     if algo == "pql":  # PQL has no schedule over total_steps: the budget alone stops it
-        cmd += [f"pql.seed={seed}", f"pql.checkpoint_interval={snapshot_steps}"]
-        cmd += ["pql.keep_checkpoints=100000", "total_steps=1000000000"]
-    else:
-        updates = max(1, snapshot_steps // (8 * 128))  # ver=cpu: 8 envs x T=128 per update
-        cmd += [f"ver.seed={seed}", f"ver.checkpoint_interval={updates}"]
-        cmd += ["ver.keep_checkpoints=100000"]
-        if ver_total_steps:  # PPO's lr schedule spans total_steps: fit it to the budget
-            cmd += [f"total_steps={ver_total_steps}"]
+        cmd += ["run.total_steps=1000000000"]
+    elif ver_total_steps:  # PPO's lr schedule spans total_steps: fit it to the budget
+        cmd += [f"run.total_steps={ver_total_steps}"]
     return cmd
 
 
@@ -96,7 +94,7 @@ def evaluate_run(skill, algo, seed, run_dir: Path, episodes: int, eval_seed: int
     holds evaluations from an earlier invocation, reused instead of evaluated again."""
     from rearrange.eval.one_skill import SkillEvalArgs, evaluate_skill
     from rearrange.eval.stats import format_rate
-    from rearrange.runtime.checkpoint import load_checkpoint
+    from rearrange.runtime.checkpoint import SkillCheckpoint
 
     known = known or {}
     out = []
@@ -104,12 +102,12 @@ def evaluate_run(skill, algo, seed, run_dir: Path, episodes: int, eval_seed: int
         if ckpt.name in known:
             out.append(known[ckpt.name])
             continue
-        state = load_checkpoint(ckpt)
+        trained = SkillCheckpoint.load(ckpt)
         run = SkillEvalArgs(skill, checkpoints=str(ckpt), episodes=episodes, seed=eval_seed)
         result = evaluate_skill(run)
         row = SnapshotEval(
-            skill, algo, seed, ckpt.name, int(state["num_steps"]),
-            float(state.get("wall_time_s", 0.0)) / 60, result.success_rate,
+            skill, algo, seed, ckpt.name, trained.num_steps, trained.wall_time_s / 60,
+            result.success_rate,
         )  # fmt: skip
         rate = format_rate(result.successes, len(result.results))  # Wilson 95 % interval
         print(f"{skill} {algo} s{seed} {ckpt.name}: {rate} "

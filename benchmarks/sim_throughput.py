@@ -9,6 +9,9 @@ spikes on a shared machine hit all modes alike; the table reports the median and
 wall-clock steps/s and the median CPU time per step (all threads of this process: on a
 loaded machine it says what a step costs when the process has a core to itself).
 `--render-threads` / `--full-quality-head` reproduce the slower pre-optimisation settings.
+`--compare-blocking` runs every mode in two sims side by side, the world blocking the robot
+(`SimConfig.world_blocks_robot`, the default) and not (the world before it): random arm and
+base actions are blocked far more often than a trained policy's, so this is its worst case.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import argparse
 import os
 import statistics
 import time
+from dataclasses import replace
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 
@@ -49,14 +53,6 @@ def run(
     return steps / (time.perf_counter() - t0), 1e3 * (time.process_time() - c0) / steps
 
 
-def measure(sim: RearrangeSim, steps: int, repeats: int) -> dict[str, list[tuple[float, float]]]:
-    out: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in MODES}
-    for r in range(repeats):
-        for name, interact, depth in MODES:
-            out[name].append(run(sim, steps, interact, depth, seed=r))
-    return out
-
-
 def table(results: dict[str, list[tuple[float, float]]]) -> str:
     lines = [
         "| mode | median steps/s | min | max | wall ms/step | CPU ms/step |",
@@ -82,6 +78,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         action="store_true",
         help="head camera with full robot meshes and MuJoCo default primitive quality",
     )
+    p.add_argument(
+        "--compare-blocking",
+        action="store_true",
+        help="each mode with the world blocking the robot and without, side by side",
+    )
     a = p.parse_args(argv)
     for name in ("steps", "repeats", "objects", "render_threads"):
         if getattr(a, name) < 1:
@@ -95,12 +96,27 @@ def main(argv=None) -> None:
     cfg = SimConfig(
         render_threads=a.render_threads, head_cheap_primitives=not full, head_lowpoly_robot=not full
     )
-    sim = RearrangeSim(cfg)
-    sim.reset(demo_episode(0, "train", a.objects))
-    run(sim, 20, True, True)  # warm up (renderer context, caches)
+    variants = {"": cfg}
+    if a.compare_blocking:
+        variants = {
+            "blocking off: ": replace(cfg, world_blocks_robot=False),
+            "blocking on: ": replace(cfg, world_blocks_robot=True),
+        }
+    sims = {}
+    for label, c in variants.items():
+        sims[label] = RearrangeSim(c)
+        sims[label].reset(demo_episode(0, "train", a.objects))
+        run(sims[label], 20, True, True)  # warm up (renderer context, caches)
     load0 = os.getloadavg()[0]
-    results = measure(sim, a.steps, a.repeats)
-    sim.close()
+    results: dict[str, list[tuple[float, float]]] = {}
+    for r in range(a.repeats):  # interleaved, so load spikes hit every variant alike
+        for label, sim in sims.items():
+            for name, interact, depth in MODES:
+                row = run(sim, a.steps, interact, depth, seed=r)
+                results.setdefault(label + name, []).append(row)
+    blocked = {label: sim.blocked_steps for label, sim in sims.items()}
+    for sim in sims.values():
+        sim.close()
     print(
         f"LP_NUM_THREADS={os.environ.get('LP_NUM_THREADS', 'unset')}, "
         f"MUJOCO_GL={os.environ['MUJOCO_GL']}, head quality "
@@ -109,6 +125,12 @@ def main(argv=None) -> None:
         f"on {os.cpu_count()} CPUs"
     )
     print(table(results))
+    if a.compare_blocking:
+        for name, _, _ in MODES:
+            off = statistics.median(r[0] for r in results["blocking off: " + name])
+            on = statistics.median(r[0] for r in results["blocking on: " + name])
+            print(f"{name}: blocking on / off = {on / off:.3f}")
+        print(f"steps cut short by the world (blocking on, all runs): {blocked['blocking on: ']}")
 
 
 if __name__ == "__main__":

@@ -141,34 +141,34 @@ def run_once(system: str, env: SyntheticEnvConfig, args, learn_target_s: float):
     """One training run of `args.updates` rollouts; returns the trainer's TrainResult."""
     import torch
 
+    from rearrange.runtime.run import RunConfig, RunSetup
     from rearrange.ver_backend.config import PPOConfig, VERConfig
-    from rearrange.ver_backend.trainer import Trainer, TrainSetup
+    from rearrange.ver_backend.trainer import VERTrainer
 
     torch.manual_seed(0)
-    ver = VERConfig(
-        system="ver" if system == BOUND else system,
+    run = RunConfig(
         num_envs=args.num_envs,
-        rollout_steps=args.rollout_steps,
         total_steps=10**9,
-        checkpoint_interval=10**6,
-        log_interval=10**6,
+        checkpoint_every_steps=10**9,
+        log_every_steps=10**9,
         device="cpu",
     )
+    ver = VERConfig(system="ver" if system == BOUND else system, rollout_steps=args.rollout_steps)
     ppo = PPOConfig(entropy_mode="fixed", entropy_coef=1e-4)  # as the paper's benchmarks
     learner = functools.partial(_padded_learner, target_s=learn_target_s, busy=args.learner_busy)
     with tempfile.TemporaryDirectory() as tmp:
-        setup = TrainSetup(
+        setup = RunSetup(
             env_factory=SyntheticEnvFactory(env, args.num_envs),
-            policy_builder=_policy,
             run_dir=Path(tmp),
             resume=False,
-            system=system,
-            learner_factory=learner,
             tensorboard=False,
             progress=False,
-            max_updates=args.updates,
         )
-        return Trainer(ver, ppo, setup).train()
+        trainer = VERTrainer(
+            run, ver, ppo, setup, _policy,
+            system=system, learner_factory=learner, max_updates=args.updates,
+        )  # fmt: skip
+        return trainer.train()
 
 
 def _record(row: Row, system: str, result, steps_per_rollout: int) -> None:

@@ -205,31 +205,30 @@ def run_system(system: str, preset: str, args: argparse.Namespace):
     """Train `system` on the task env for `args.updates` rollouts (SPS, collect/learn time)."""
     import torch
 
+    from rearrange.runtime.run import RunConfig, RunSetup
     from rearrange.ver_backend.config import PPOConfig, VERConfig
-    from rearrange.ver_backend.trainer import Trainer, TrainSetup
+    from rearrange.ver_backend.trainer import VERTrainer
 
     torch.manual_seed(0)
-    ver = VERConfig(
-        system=system,
+    run = RunConfig(
         num_envs=args.num_envs,
-        rollout_steps=rollout_steps_for(args, preset),
         total_steps=10**9,
-        checkpoint_interval=10**6,
-        log_interval=10**6,
+        checkpoint_every_steps=10**9,
+        log_every_steps=10**9,
         device=args.device,
     )
+    ver = VERConfig(system=system, rollout_steps=rollout_steps_for(args, preset))
     ppo = PPOConfig(entropy_mode="fixed", entropy_coef=1e-4)  # as the paper's benchmarks
     model = model_for(preset, args.rnn_hidden)
     with tempfile.TemporaryDirectory() as tmp:
-        setup = TrainSetup(
+        setup = RunSetup(
             env_factory=task_factory(preset, args),
-            policy_builder=functools.partial(_policy, model=model),
             run_dir=Path(tmp),
             tensorboard=False,
             progress=False,
-            max_updates=args.updates,
         )
-        return Trainer(ver, ppo, setup).train()
+        policy = functools.partial(_policy, model=model)
+        return VERTrainer(run, ver, ppo, setup, policy, max_updates=args.updates).train()
 
 
 def _sim_steps(args: argparse.Namespace, preset: str) -> int:

@@ -1,6 +1,7 @@
 """Steps/s of each skill env (random actions, one process), with depth and state obs.
 
     MUJOCO_GL=egl python benchmarks/task_throughput.py --steps 300 [--tasks pick nav]
+        [--blocking on|off|both] [--repeats 3]
 
 Resets count towards the step time (as in training) and are also timed on their own. Nav's
 stop dimension is held at -1: a uniformly random stop would end every other step and the
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import time
 
 os.environ.setdefault("MUJOCO_GL", "egl")
@@ -19,6 +21,7 @@ os.environ.setdefault("LP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
+from rearrange.sim.config import SimConfig  # noqa: E402
 from rearrange.sim.world import RearrangeSim  # noqa: E402
 from rearrange.skill_spec import SKILL_NAMES  # noqa: E402
 from rearrange.tasks import default_task_config, make_env  # noqa: E402
@@ -31,8 +34,8 @@ def _action(rng: np.random.Generator, task: str, n: int) -> np.ndarray:
     return a
 
 
-def measure(sim, task: str, preset: str, steps: int, seed: int) -> tuple[float, float]:
-    """(steps/s including resets, mean reset seconds)."""
+def measure(sim, task: str, preset: str, steps: int, seed: int) -> tuple[float, float, float]:
+    """(steps/s including resets, mean reset seconds, share of steps the world cut short)."""
     cfg = default_task_config(task, obs_preset=preset, num_episodes=4)
     env = make_env(task, cfg, "train", seed, sim=sim)
     rng = np.random.default_rng(seed)
@@ -40,16 +43,17 @@ def measure(sim, task: str, preset: str, steps: int, seed: int) -> tuple[float, 
     env.reset(seed=seed)
     for _ in range(10):  # warm up: model build, renderer, navmap
         env.step(_action(rng, task, n))
-    reset_time, resets = 0.0, 0
+    reset_time, resets, blocked = 0.0, 0, -sim.blocked_steps
     t0 = time.perf_counter()
     for _ in range(steps):
         _, _, term, trunc, _ = env.step(_action(rng, task, n))
         if term or trunc:
+            blocked += sim.blocked_steps
             t1 = time.perf_counter()
             env.reset()
             reset_time, resets = reset_time + time.perf_counter() - t1, resets + 1
     sps = steps / (time.perf_counter() - t0)
-    return sps, reset_time / max(resets, 1)
+    return sps, reset_time / max(resets, 1), (blocked + sim.blocked_steps) / steps
 
 
 def main() -> None:
@@ -59,17 +63,48 @@ def main() -> None:
     p.add_argument("--presets", nargs="+", default=["state", "depth"], choices=["state", "depth"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", default=None)
+    p.add_argument(
+        "--blocking",
+        choices=["on", "off", "both"],
+        default="on",
+        help="the world blocks the robot (SimConfig.world_blocks_robot); both: side by side",
+    )
+    p.add_argument("--repeats", type=int, default=1, help="interleaved runs (median, min-max)")
     args = p.parse_args()
-    sim = RearrangeSim()
-    results: dict[str, dict[str, list[float]]] = {}
-    cols = [f"{q} SPS (reset ms)" for q in args.presets]
+    variants = {"on": [True], "off": [False], "both": [False, True]}[args.blocking]
+    sims = {b: RearrangeSim(SimConfig(world_blocks_robot=b)) for b in variants}
+    results: dict[str, dict[str, dict[str, list]]] = {}
+    names = {b: "blocking " + ("on" if b else "off") for b in variants}
+    cols = [f"{q} SPS, {names[b]} (reset ms)" for q in args.presets for b in variants]
+    if len(variants) == 2:
+        cols += [f"{q} on / off" for q in args.presets]
     print("| task | " + " | ".join(cols) + " |")
-    print("|---|" + "---|" * len(args.presets))
+    print("|---|" + "---|" * len(cols))
     for task in args.tasks:
-        results[task] = {q: measure(sim, task, q, args.steps, args.seed) for q in args.presets}
-        cells = [f"{sps:.0f} ({1000 * r:.0f})" for sps, r in results[task].values()]
-        print(f"| {task} | " + " | ".join(cells) + " |")
-    sim.close()
+        runs: dict[str, dict[bool, list[tuple[float, float]]]] = {}
+        for q in args.presets:
+            runs[q] = {b: [] for b in variants}
+            for r in range(args.repeats):  # interleaved: load spikes hit both alike
+                for b in variants:
+                    runs[q][b].append(measure(sims[b], task, q, args.steps, args.seed + r))
+        cells, ratios = [], []
+        for q in args.presets:
+            for b in variants:
+                sps = sorted(x[0] for x in runs[q][b])
+                reset = statistics.median(x[1] for x in runs[q][b])
+                spread = f" [{sps[0]:.0f}-{sps[-1]:.0f}]" if len(sps) > 1 else ""
+                cells.append(f"{statistics.median(sps):.0f}{spread} ({1000 * reset:.0f})")
+            if len(variants) == 2:
+                off, on = (statistics.median(x[0] for x in runs[q][b]) for b in variants)
+                ratios.append(f"{on / off:.3f}")
+        print(f"| {task} | " + " | ".join(cells + ratios) + " |", flush=True)
+        results[task] = {q: {names[b]: runs[q][b] for b in variants} for q in args.presets}
+    if True in sims:
+        for task, by_preset in results.items():
+            share = [x[2] for q in by_preset.values() for x in q[names[True]]]
+            print(f"{task}: {100 * statistics.mean(share):.1f} % of steps cut short by the world")
+    for sim in sims.values():
+        sim.close()
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

@@ -108,27 +108,65 @@ def _env_factory(spec: dict):
     return workers.TaskEnvFactory(spec["task"], task, "train", 0)
 
 
+def _train(spec: dict, ppo, policy_builder, run_dir: Path, extra: dict):
+    """One VER-PPO run of `spec["updates"]` rollouts, no logs or checkpoints on the way: ours
+    (a RunConfig and the VERTrainer) or, in a baseline checkout without runtime/run.py, the
+    Trainer of a VERConfig that held the run's settings and a TrainSetup."""
+    ver_config = _module("rearrange.ver_backend.config")
+    trainer = _module("rearrange.ver_backend.trainer")
+    try:
+        run_module = _module("rearrange.runtime.run")
+    except ImportError:
+        run_module = None
+    if run_module is None:
+        ver = ver_config.VERConfig(
+            system=spec["system"],
+            num_envs=spec["num_envs"],
+            rollout_steps=spec["rollout_steps"],
+            total_steps=10**9,
+            checkpoint_interval=10**6,
+            log_interval=10**6,
+            device=spec["device"],
+        )
+        setup = trainer.TrainSetup(
+            env_factory=_env_factory(spec),
+            policy_builder=policy_builder,
+            run_dir=run_dir,
+            resume=False,
+            tensorboard=False,
+            progress=False,
+            max_updates=spec["updates"],
+            **extra,
+        )
+        return trainer.Trainer(ver, ppo, setup).train()
+    run = run_module.RunConfig(
+        num_envs=spec["num_envs"],
+        total_steps=10**9,
+        checkpoint_every_steps=10**9,
+        log_every_steps=10**9,
+        device=spec["device"],
+    )
+    ver = ver_config.VERConfig(system=spec["system"], rollout_steps=spec["rollout_steps"])
+    setup = run_module.RunSetup(
+        env_factory=_env_factory(spec), run_dir=run_dir, resume=False, tensorboard=False,
+        progress=False,
+    )  # fmt: skip
+    return trainer.VERTrainer(
+        run, ver, ppo, setup, policy_builder, max_updates=spec["updates"], **extra
+    ).train()
+
+
 def measure(spec: dict) -> dict:
     """Train `spec['updates']` rollouts with the given system and workload; SPS and costs."""
     import functools
 
     import torch
 
-    from rearrange.ver_backend.config import PPOConfig, VERConfig
-    from rearrange.ver_backend.trainer import Trainer, TrainSetup
+    from rearrange.ver_backend.config import PPOConfig
 
     torch.set_num_threads(spec["threads"])
     torch.manual_seed(0)
     policy = spec["workload"].split("/")[1]
-    ver = VERConfig(
-        system=spec["system"],
-        num_envs=spec["num_envs"],
-        rollout_steps=spec["rollout_steps"],
-        total_steps=10**9,
-        checkpoint_interval=10**6,
-        log_interval=10**6,
-        device=spec["device"],
-    )
     learner = spec.get("learner", {})  # learner options of a variant (ours only)
     ppo_extra = {"autocast_bf16": True} if learner.get("bf16") else {}
     if spec["cpu_ppo"]:  # skill_configs/ppo/cpu.yaml
@@ -149,17 +187,8 @@ def measure(spec: dict) -> dict:
     except ImportError:
         pass
     with tempfile.TemporaryDirectory() as tmp:
-        setup = TrainSetup(
-            env_factory=_env_factory(spec),
-            policy_builder=functools.partial(_build_policy, model=model),
-            run_dir=Path(tmp),
-            resume=False,
-            tensorboard=False,
-            progress=False,
-            max_updates=spec["updates"],
-            **extra,
-        )
-        result = Trainer(ver, ppo, setup).train()
+        policy_builder = functools.partial(_build_policy, model=model)
+        result = _train(spec, ppo, policy_builder, Path(tmp), extra)
     out = {"sps": result.sps, "learn_s": result.learn_s / max(result.num_updates, 1)}
     if cost is not None:
         out["cost_us"] = cost.per_step_us()

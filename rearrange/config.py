@@ -2,26 +2,33 @@
 
 Every field is declared (typed, documented) in a dataclass registered in Hydra's ConfigStore;
 the yaml files in `skill_configs/` only override defaults: one file per skill plus the groups
-ppo, ver, model, task and sim. `compose_train_config(skill, overrides)` is what the CLI uses.
+ppo, ver, model, task, profile, algo and sensing. Each setting has one owner (docs/DESIGN.md
+§5): what every trainer reads is `run` (`RunConfig`, counts in env steps), each trainer's own
+settings its group (`ver`/`ppo`, `pql`), the task, episode generation and simulator settings
+`task`, `task.episodes` and `task.sim`. Override keys from before that layout still work
+(`RENAMED_KEYS`), or fail in one line naming the new key where their unit changed
+(`RETIRED_KEYS`). `compose_train_config(skill, overrides)` is what the CLI uses.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 from hydra.errors import MissingConfigException
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from rearrange.models.config import ModelConfig
-from rearrange.pql.config import ALGOS, PQLConfig
+from rearrange.pql.config import PQLConfig
+from rearrange.runtime.run import RunConfig
 from rearrange.runtime.synthetic_env import SyntheticEnvConfig
-from rearrange.sim.config import SimConfig
 from rearrange.skill_spec import SKILL_NAMES
-from rearrange.tasks.config import TaskConfig, default_task_config
+from rearrange.tasks.config import TaskConfig, default_task_config, task_field
+from rearrange.trainers import TRAINERS
 from rearrange.ver_backend.config import PPOConfig, VERConfig
 
 SKILLS = (*SKILL_NAMES, "synthetic")  # what train_skill trains
@@ -53,7 +60,7 @@ class ConfigError(ValueError):
 @dataclass
 class CPUSchedule:
     """A skill's PQL schedule on the CPU profile (`--profile cpu` / `--algo pql` train
-    `pql.total_steps` = this): each skill's yaml sets the steps that produced its shipped
+    `run.total_steps` = this): each skill's yaml sets the steps that produced its shipped
     checkpoint (the manifests in rearrange/skills/pretrained/), so the ETA is that run's."""
 
     total_steps: int = 3_000_000
@@ -69,13 +76,8 @@ class TrainConfig:
     skill: str = "synthetic"
     """Skill to train (see SKILLS); 'synthetic' is the 1-D reach test env."""
     algo: str = "ver"
-    """Trainer: 'ver' (VER-PPO) or 'pql' (Parallel Q-Learning, state observations; set by
-    `--algo pql`, i.e. the `+algo=pql` config group)."""
-    base_movement: bool = False
-    """Manipulation skills also control the base (copied into task.base_movement)."""
-    total_steps: int | None = None
-    """Shortcut for ver.total_steps and pql.total_steps (environment steps, all ranks
-    together)."""
+    """Trainer: a key of `trainers.TRAINERS`, 'ver' (VER-PPO) or 'pql' (Parallel Q-Learning,
+    state observations; set by `--algo pql`, i.e. the `+algo=pql` config group)."""
     cpu_schedule: CPUSchedule = field(default_factory=CPUSchedule)
     """The skill's PQL total steps on the CPU profile (skill_configs/algo/pql.yaml reads it)."""
     runs_root: str = "runs"
@@ -84,18 +86,20 @@ class TrainConfig:
     """Run directory name; None = a timestamp. An existing run with a checkpoint resumes."""
     torch_threads: int = 1
     """torch intra-op threads of the main process (env workers always use 1)."""
-    worker_timeout_s: float = 120.0
-    """An env that returns no step for this long is reported as stuck."""
     pretrained_weights: str | None = None
     """Start a new run from these policy weights (a train_skill checkpoint or a shipped one,
     e.g. rearrange/skills/pretrained/nav.pt) to fine-tune, say with a changed task config;
     the optimiser and step counters start fresh. --resume of the run ignores it. VER only."""
+    run: RunConfig = field(default_factory=RunConfig)
+    """What every trainer reads: envs, total steps, seed, device, log and checkpoint
+    intervals (environment steps, all ranks together)."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
     ver: VERConfig = field(default_factory=VERConfig)
     pql: PQLConfig = field(default_factory=PQLConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     task: TaskConfig = field(default_factory=TaskConfig)
-    sim: SimConfig = field(default_factory=SimConfig)
+    """The skill env: its task settings, `task.base_movement` (set by --base-movement),
+    `task.episodes` (episode generation) and `task.sim` (the simulator)."""
     synthetic: SyntheticEnvConfig = field(default_factory=SyntheticEnvConfig)
 
 
@@ -108,12 +112,26 @@ def _task_node(task: str) -> TaskConfig:
     return node
 
 
+def _writable(node) -> DictConfig:
+    """`node` as a structured config every sub-config of which takes overrides: OmegaConf
+    makes a frozen dataclass's node read-only (`task.episodes`, the generator's frozen
+    `EpisodeGenConfig`), and Hydra merges yaml files and the command line into it. The
+    composed config still builds the frozen dataclass."""
+    cfg = OmegaConf.structured(node)
+    pending = [cfg]
+    while pending:
+        sub = pending.pop()
+        OmegaConf.set_readonly(sub, None)
+        pending += [sub[k] for k in sub if isinstance(sub[k], DictConfig)]
+    return cfg
+
+
 def register_configs() -> None:
     """train_base (the schema) plus one `task/<skill>` node per skill task."""
     store = ConfigStore.instance()
-    store.store(name="train_base", node=TrainConfig, replace=True)
+    store.store(name="train_base", node=_writable(TrainConfig), replace=True)
     for task in SKILL_NAMES:
-        store.store(group="task", name=task, node=_task_node(task), replace=True)
+        store.store(group="task", name=task, node=_writable(_task_node(task)), replace=True)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -127,44 +145,71 @@ def compose_train_config(skill: str, overrides: list[str] | None = None) -> Trai
         raise ConfigError(f"unknown skill {skill!r}; valid skills: {', '.join(SKILLS)}")
     _check_config_files(skill)
     register_configs()
-    overrides = list(overrides or [])
-    try:
-        with initialize_config_dir(config_dir=str(CONFIG_DIR)):
-            cfg = compose(config_name=skill, overrides=overrides)
-    except MissingConfigException as exc:
-        raise ConfigError(_missing_config_message(exc, skill, overrides)) from None
-    except Exception as exc:  # hydra raises several types; all mean "bad override"
-        raise ConfigError(f"bad override in {overrides}: {_one_line(exc)}") from None
-    # base_movement must reach the task before TaskConfig is built: its step limit depends on
-    # it (the base-movement open/close tasks get BASE_MOVEMENT_EXTRA_STEPS more steps).
-    if cfg.base_movement:
-        cfg.task.base_movement = True
-        _select_base_movement_schedule(cfg)
+    given = list(overrides or [])
+    renamed = [rename_override(o) for o in given]
+    retired = [o for o in renamed if _override_key(o) in RETIRED_KEYS]
+    if retired:
+        kept = [o for o in renamed if o not in retired]
+        raise ConfigError(_retired_message(retired[0], _compose(skill, kept, given)))
+    cfg = _compose(skill, renamed, given)
     try:
         obj = OmegaConf.to_object(cfg)
     except Exception as exc:  # dataclass validation (ValueError) wrapped by OmegaConf
         raise ConfigError(f"invalid config: {_one_line(exc)}") from None
-    if obj.algo not in ALGOS:
-        raise ConfigError(f"algo={obj.algo!r}: use one of {', '.join(ALGOS)} (--algo pql)")
-    if obj.total_steps is not None:
-        obj.ver.total_steps = int(obj.total_steps)
-        obj.pql.total_steps = int(obj.total_steps)
-    obj.base_movement = obj.task.base_movement
-    obj.task.sim_overrides = {**_changed_fields(obj.sim, SimConfig()), **obj.task.sim_overrides}
+    if obj.algo not in TRAINERS:
+        raise ConfigError(f"algo={obj.algo!r}: use one of {', '.join(TRAINERS)} (--algo NAME)")
     return obj
 
 
+def _compose(skill: str, overrides: list[str], given: list[str]) -> DictConfig:
+    """Hydra's composition of skill_configs/<skill>.yaml and `overrides` (current keys);
+    errors name the overrides as `given`."""
+    try:
+        with initialize_config_dir(config_dir=str(CONFIG_DIR)):
+            cfg = compose(config_name=skill, overrides=overrides)
+    except MissingConfigException as exc:
+        raise ConfigError(_missing_config_message(exc, skill, given)) from None
+    except Exception as exc:  # hydra raises several types; all mean "bad override"
+        raise ConfigError(f"bad override in {given}: {_one_line(exc)}") from None
+    # The step limit of the base-movement open/close tasks and the CPU schedule depend on
+    # task.base_movement; TaskConfig derives the limit when the object is built.
+    if cfg.task.base_movement:
+        _select_base_movement_schedule(cfg)
+    return cfg
+
+
 def _select_base_movement_schedule(cfg) -> None:
-    """The base-movement variant trains its own shipped schedule (pql.total_steps
-    interpolates cpu_schedule.total_steps; an explicit pql.total_steps still wins)."""
+    """The base-movement variant trains its own shipped schedule (algo/pql.yaml's
+    run.total_steps interpolates cpu_schedule.total_steps; an explicit one still wins)."""
     moving = cfg.cpu_schedule.total_steps_bm
     if moving is not None:
         cfg.cpu_schedule.total_steps = moving
 
 
-# The config groups each trainer reads; the other trainer ignores them.
-TRAINER_GROUPS = {"ver": ("ver", "ppo"), "pql": ("pql",)}
-# ver.* keys the PQL trainer reads too (where its checkpoints go).
+# Override keys of the layout before `run`, `task.episodes` and `task.sim` owned their
+# settings: each still works and means what it meant (intervals in env steps stayed env
+# steps). Besides these, `sim.X` is `task.sim.X` and `task.X` for an episode generation
+# option X is `task.episodes.X` (`rename_key`).
+RENAMED_KEYS = {
+    "total_steps": "run.total_steps",
+    "worker_timeout_s": "run.worker_timeout_s",
+    "base_movement": "task.base_movement",
+    **{
+        f"{algo}.{name}": f"run.{name}"
+        for algo in ("ver", "pql")
+        for name in ("num_envs", "total_steps", "seed", "device", "serial", "keep_checkpoints")
+    },
+    "ver.checkpoint_dir": "run.checkpoint_dir",
+    "pql.checkpoint_interval": "run.checkpoint_every_steps",
+    "pql.log_interval": "run.log_every_steps",
+}
+# Keys whose unit changed (VER-PPO counted updates): refused in one line with the value in
+# env steps for this run.
+RETIRED_KEYS = {
+    "ver.checkpoint_interval": "run.checkpoint_every_steps",
+    "ver.log_interval": "run.log_every_steps",
+}
+# ver.* keys the PQL trainer reads too: they were shared before `run` held them.
 SHARED_KEYS = ("ver.checkpoint_dir",)
 # Settings the two trainers name differently: the key(s) to use under the other one.
 COUNTERPARTS = {
@@ -172,8 +217,7 @@ COUNTERPARTS = {
     "pql.actor_lr": ("ppo.lr",),
     "pql.critic_lr": ("ppo.lr",),
 }
-ALGO_FLAG = {"ver": "--algo ver", "pql": "--algo pql"}
-TRAINER_NAME = {"ver": "VER-PPO", "pql": "PQL"}
+_OVERRIDE = re.compile(r"^(?P<prefix>[+~]*)(?P<key>[^=@]+)(?P<rest>=.*)?$", re.DOTALL)
 
 
 def _override_key(override: str) -> str:
@@ -181,36 +225,74 @@ def _override_key(override: str) -> str:
     return override.lstrip("+~").split("=", 1)[0].strip()
 
 
+def rename_key(key: str) -> str:
+    """The current name of an override key (itself when it is current)."""
+    if key in RENAMED_KEYS:
+        return RENAMED_KEYS[key]
+    if key.startswith("sim."):
+        return f"task.{key}"
+    if key.startswith("task."):
+        return f"task.{task_field(key[len('task.') :])}"
+    return key
+
+
+def rename_override(override: str) -> str:
+    """`override` with its key renamed (`rename_key`), prefix and value kept."""
+    match = _OVERRIDE.match(override)
+    if not match:  # a package override (group@pkg=option) or malformed: Hydra judges it
+        return override
+    key = match["key"].strip()
+    return f"{match['prefix']}{rename_key(key)}{match['rest'] or ''}"
+
+
+def _retired_message(override: str, cfg: DictConfig) -> str:
+    """One line: the retired interval key, and the env-step value that means the same in
+    the run `cfg` composes (one update = ver.rollout_steps × run.num_envs steps per rank)."""
+    key = _override_key(override)
+    new = RETIRED_KEYS[key]
+    ranks = int(os.environ.get("WORLD_SIZE", "1"))
+    steps, envs = int(cfg.ver.rollout_steps), int(cfg.run.num_envs)
+    per_update = steps * envs * ranks
+    unit = f"one update is ver.rollout_steps × run.num_envs = {steps} × {envs} = {steps * envs:,}"
+    unit += f" steps per rank, {per_update:,} over {ranks} ranks" if ranks > 1 else " steps here"
+    value = override.partition("=")[2].strip()
+    if value.isdigit():
+        return (
+            f"{key}={value} counted updates; intervals are env steps now: use "
+            f"{new}={int(value) * per_update} ({unit})"
+        )
+    return f"{key} counted updates; intervals are env steps now: use {new} ({unit})"
+
+
 def _counterparts(key: str, algo: str) -> tuple[str, ...]:
     """Keys of `algo`'s config that mean what `key` means for the other trainer."""
+    if key in RENAMED_KEYS or key in RETIRED_KEYS:
+        return (RENAMED_KEYS.get(key) or RETIRED_KEYS[key],)
     if key in COUNTERPARTS:
         return COUNTERPARTS[key]
     name = key.partition(".")[2]
-    schemas = {"pql": (("pql", PQLConfig),), "ver": (("ver", VERConfig), ("ppo", PPOConfig))}
+    schemas = {f.name: f.default_factory for f in fields(TrainConfig)}
     return tuple(
         f"{group}.{name}"
-        for group, schema in schemas[algo]
-        if name and name in {f.name for f in fields(schema)}
+        for group in TRAINERS[algo].groups
+        if name and name in {f.name for f in fields(schemas[group])}
     )[:1]
 
 
 def foreign_trainer_override(algo: str, overrides: list[str]) -> str | None:
-    """One line for the first override the `algo` trainer would silently ignore (a `ver.*` or
-    `ppo.*` key under PQL, a `pql.*` key under VER-PPO), naming the key that applies; None if
-    every override applies."""
-    other = "ver" if algo == "pql" else "pql"
+    """One line for the first override the `algo` trainer would silently ignore (a key of
+    another trainer's groups: `ver.*` or `ppo.*` under PQL, `pql.*` under VER-PPO), naming
+    the key that applies; None if every override applies."""
     for override in overrides:
         key = _override_key(override)
-        if key.split(".")[0] not in TRAINER_GROUPS[other] or key in SHARED_KEYS:
-            continue
-        use = _counterparts(key, algo)
-        if use:
-            fix = f"use {' and '.join(use)}"
-        else:
-            fix = f"drop it, or use {ALGO_FLAG[other]}"
-        what = key if "." in key else override.lstrip("+~")  # a group choice: ver=tiny
-        unknown = "" if use else f" ({TRAINER_NAME[algo]} has no such setting)"
-        return f"{what} does not apply to {ALGO_FLAG[algo]}{unknown}: {fix}"
+        for other, entry in TRAINERS.items():
+            if other == algo or key.split(".")[0] not in entry.groups or key in SHARED_KEYS:
+                continue
+            use = _counterparts(key, algo)
+            fix = f"use {' and '.join(use)}" if use else f"drop it, or use --algo {other}"
+            what = key if "." in key else override.lstrip("+~")  # a group choice: ver=tiny
+            unknown = "" if use else f" ({TRAINERS[algo].label} has no such setting)"
+            return f"{what} does not apply to --algo {algo}{unknown}: {fix}"
     return None
 
 
@@ -246,15 +328,6 @@ def _missing_config_message(exc: MissingConfigException, skill: str, overrides: 
             f"{skill}.yaml names it): restore it (git checkout -- skill_configs) or {_REINSTALL}"
         )
     return f"config not found in {CONFIG_DIR}: {_one_line(exc)}"
-
-
-def _changed_fields(value, default) -> dict:
-    """Fields of a dataclass that differ from its defaults (sim.* overrides reach the task)."""
-    return {
-        f.name: getattr(value, f.name)
-        for f in fields(value)
-        if getattr(value, f.name) != getattr(default, f.name)
-    }
 
 
 def config_to_yaml(cfg: TrainConfig) -> str:

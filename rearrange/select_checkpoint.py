@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rearrange.eval.one_skill import SkillEvalArgs, evaluate_skill, table_row
 from rearrange.eval.stats import format_rate
+from rearrange.runtime.checkpoint import SkillCheckpoint
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,12 +38,15 @@ def main(argv: list[str] | None = None) -> int:
     if not ckpts:
         print(f"error: no ckpt_*.pt under {run / 'checkpoints'}", file=sys.stderr)
         return 2
-    skill = run.parent.name
     rows = []
     for ckpt in ckpts:
-        bm = "base_movement: true" in (run / "config.yaml").read_text()
+        trained = SkillCheckpoint.load(ckpt)  # the skill and base movement it was trained for
         one = SkillEvalArgs(
-            skill, checkpoints=str(ckpt), episodes=args.episodes, seed=args.seed, base_movement=bm
+            trained.skill,
+            checkpoints=str(ckpt),
+            episodes=args.episodes,
+            seed=args.seed,
+            base_movement=trained.base_movement,
         )
         result = evaluate_skill(one)
         print(table_row(result), flush=True)

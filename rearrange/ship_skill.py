@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from rearrange.eval.stats import format_rate
-from rearrange.skills.pretrained import PRETRAINED_DIR, compact_state, pretrained_name, shipped
+from rearrange.skills.pretrained import PRETRAINED_DIR, shipped
 
 PROG = "python -m rearrange.ship_skill"
 
@@ -39,26 +39,27 @@ def _git_head() -> str:
 
 def export(args: argparse.Namespace) -> int:
     from rearrange.eval.one_skill import SkillEvalArgs, evaluate_skill, table_row
-    from rearrange.runtime.checkpoint import load_checkpoint, save_checkpoint
+    from rearrange.runtime.checkpoint import SkillCheckpoint
 
     src = Path(args.checkpoint)
-    ckpt = load_checkpoint(src)
-    cfg = ckpt["config"]
-    skill = cfg["skill"]
-    bm = bool(cfg["task"]["base_movement"])
+    ckpt = SkillCheckpoint.load(src)
     run = SkillEvalArgs(
-        skill, checkpoints=str(src), episodes=args.episodes, seed=args.seed, base_movement=bm
+        ckpt.skill,
+        checkpoints=str(src),
+        episodes=args.episodes,
+        seed=args.seed,
+        base_movement=ckpt.base_movement,
     )
     result = evaluate_skill(run)
     print(table_row(result))
     manifest = {
-        "skill": skill,
-        "base_movement": bm,
-        "obs_preset": cfg["task"]["obs_preset"],
+        "skill": ckpt.skill,
+        "base_movement": ckpt.base_movement,
+        "obs_preset": ckpt.obs_preset,
         "training_command": args.command,
-        "steps": int(ckpt["num_steps"]),
-        "updates": int(ckpt["num_updates"]),
-        "wall_time_s": round(float(args.wall_time_s or ckpt.get("wall_time_s", 0.0)), 1),
+        "steps": ckpt.num_steps,
+        "updates": ckpt.num_updates,
+        "wall_time_s": round(float(args.wall_time_s or ckpt.wall_time_s), 1),
         "val_success": result.success_rate,
         "val_episodes": len(result.results),
         "val_seed": args.seed,
@@ -68,9 +69,8 @@ def export(args: argparse.Namespace) -> int:
         "source_sha256": hashlib.sha256(src.read_bytes()).hexdigest(),
         "exported": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    name = pretrained_name(skill, bm)
-    out_dir = Path(args.out_dir)
-    path = save_checkpoint(out_dir / f"{name}.pt", compact_state(ckpt, manifest))
+    out_dir, name = Path(args.out_dir), ckpt.file_stem
+    path = ckpt.for_shipping(manifest).save(out_dir / f"{name}.pt")
     (out_dir / f"{name}.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"shipped {path} ({path.stat().st_size / 1024:.0f} KiB), manifest {name}.json")
     return 0

@@ -231,6 +231,7 @@ class RewardConfig:
     force: float = 1e-4  # per newton of robot<->world contact force ...
     force_cap: float = 0.01  # ... capped at this per step
     use_force: bool = True  # nav: force penalty only for training (VER paper)
+    force_end: float = 1.0  # penalty when the force limit ends the episode (Habitat: 1.0)
     slack: float = 0.005  # penalty every step (makes the policy hurry)
     success: float = 10.0
     # nav

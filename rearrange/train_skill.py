@@ -1,21 +1,24 @@
-"""CLI: train one skill with VER (or PQL: `--algo pql`, rearrange/pql/).
+"""CLI: train one skill with VER-PPO (or PQL: `--algo pql`, rearrange/pql/), the trainer looked
+up in the table of trainers (`rearrange/trainers.py`, docs/DESIGN.md §5).
 
     python -m rearrange.train_skill SKILL [--base-movement] [--profile paper|cpu]
         [--algo ver|pql] [--system ver|nover|ddppo]
-        [--serial] [--resume] [--run-name NAME] [hydra overrides, e.g. ppo.lr=1e-4 ver.num_envs=4]
+        [--serial] [--resume] [--run-name NAME] [hydra overrides, e.g. ppo.lr=1e-4 run.num_envs=4]
     torchrun --nproc-per-node 2 -m rearrange.train_skill synthetic ...
 
 Outputs: runs/SKILL/<run name or timestamp>/ with config.yaml, tb/ and checkpoints/latest.pt
 (PQL also checkpoints/replay.npz). A banner at the start names the trainer, skill,
 observations, device, run and TensorBoard directories, the steps and the ETA with its source.
 Overrides of the other trainer (ver.* or ppo.* under --algo pql, pql.* under VER-PPO) are
-refused in one line naming the key that applies.
+refused in one line naming the key that applies. What both trainers read is `run.*`
+(run.num_envs, run.total_steps, run.checkpoint_every_steps, ... in environment steps); keys
+from before it (total_steps, pql.checkpoint_interval, ver.num_envs, base_movement, sim.*,
+task.fridge_pick_prob, ...) still work (`config.RENAMED_KEYS`).
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import logging
 import os
 import sys
@@ -33,12 +36,10 @@ from rearrange.config import (
     foreign_trainer_override,
 )
 from rearrange.logs import configure_logging
-from rearrange.runtime.checkpoint import CheckpointError, find_latest, load_checkpoint
-from rearrange.runtime.env_worker import EnvWorkerError, TaskEnvFactory
+from rearrange.runtime.checkpoint import CheckpointError, SkillCheckpoint, find_latest
 from rearrange.runtime.logging_utils import format_duration
-from rearrange.runtime.synthetic_env import SyntheticEnvFactory
-from rearrange.ver_backend.distributed import rank_device
-from rearrange.ver_backend.trainer import Trainer, TrainSetup
+from rearrange.runtime.run import TrainProcessError
+from rearrange.trainers import TRAINERS
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -53,7 +54,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--algo",
-        choices=("ver", "pql"),
+        choices=tuple(TRAINERS),
         help="ver: VER-PPO; pql: Parallel Q-Learning on state observations "
         "(skill_configs/algo/pql.yaml). Default: pql under --profile cpu for every skill but "
         "nav (faster in wall-clock on pick and open_cab: benchmarks/RESULTS.md, PQL vs VER-PPO), "
@@ -86,15 +87,19 @@ def cli_overrides(args: argparse.Namespace) -> list[str]:
         args.algo = "ver" if args.system else default_algo(args.skill, args.profile)
     extra = []
     if args.base_movement:
-        extra.append("base_movement=true")
+        extra.append("task.base_movement=true")
     if args.profile:
         extra.append(f"profile={args.profile}")
     if args.system:
         extra.append(f"ver.system={args.system}")
-    if args.algo == "pql":
-        extra.append("+algo=pql")
+    # skill_configs/algo/<algo>.yaml, after --profile: an explicit --profile paper must win
+    # over algo/pql.yaml's profile (so PQL refuses its depth observations). The default
+    # trainer's group sets nothing, and leaving it out keeps a user's `+algo=NAME` working
+    # and `algo=NAME` a plain value (refused by the trainer's check), not a group choice.
+    if args.algo != TrainConfig.algo:
+        extra.append(f"+algo={args.algo}")
     if args.serial:
-        extra.append("pql.serial=true" if args.algo == "pql" else "ver.serial=true")
+        extra.append("run.serial=true")
     if args.run_name:
         extra.append(f"run_name={args.run_name}")
     return [*extra, *args.overrides]
@@ -107,7 +112,7 @@ def resolve_run_dir(cfg: TrainConfig, resume: bool) -> Path:
         run_dir = root / cfg.run_name
     elif resume:
         runs = sorted(
-            (p for p in root.glob("*") if find_latest(p / cfg.ver.checkpoint_dir)),
+            (p for p in root.glob("*") if find_latest(p / cfg.run.checkpoint_dir)),
             key=lambda p: p.stat().st_mtime,
         )
         if not runs:
@@ -118,9 +123,9 @@ def resolve_run_dir(cfg: TrainConfig, resume: bool) -> Path:
     else:
         # One name for all ranks: torchrun ranks start within a second of each other.
         run_dir = root / os.environ.get("REARRANGE_RUN_NAME", time.strftime("%Y%m%d-%H%M%S"))
-    if resume and not find_latest(run_dir / cfg.ver.checkpoint_dir):
+    if resume and not find_latest(run_dir / cfg.run.checkpoint_dir):
         raise CheckpointError(
-            f"--resume: no checkpoint at {run_dir / cfg.ver.checkpoint_dir / 'latest.pt'}: "
+            f"--resume: no checkpoint at {run_dir / cfg.run.checkpoint_dir / 'latest.pt'}: "
             "drop --resume to start a new run"
         )
     return run_dir
@@ -144,7 +149,7 @@ def compose_run(args: argparse.Namespace) -> tuple[TrainConfig, Path]:
 def check_trainer_options(args: argparse.Namespace, algo: str) -> None:
     """ConfigError for an option the chosen trainer would silently ignore: --system or a
     `ver.*` / `ppo.*` override under PQL, a `pql.*` override under VER-PPO."""
-    if args.system and algo == "pql":
+    if args.system and algo != "ver":
         raise ConfigError(
             f"--system {args.system} applies to VER-PPO only: drop it, or train with --algo ver"
         )
@@ -173,11 +178,11 @@ def cpu_profile_hint(cfg: TrainConfig, argv_skill: str, cuda: bool) -> str | Non
     """One line for a user about to train the paper's depth profile without a GPU."""
     if cuda or cfg.skill == "synthetic" or cfg.task.obs_preset != "depth":
         return None
-    hours = cfg.ver.total_steps / DEPTH_CPU_SPS / 3600
-    bm = " --base-movement" if cfg.base_movement else ""
+    hours = cfg.run.total_steps / DEPTH_CPU_SPS / 3600
+    bm = " --base-movement" if cfg.task.base_movement else ""
     return (
         f"warning: no CUDA device: the paper profile (128x128 depth, ResNet18) runs ~"
-        f"{DEPTH_CPU_SPS} steps/s on a CPU (~{hours:,.0f} h for {cfg.ver.total_steps:,} steps); "
+        f"{DEPTH_CPU_SPS} steps/s on a CPU (~{hours:,.0f} h for {cfg.run.total_steps:,} steps); "
         f"on a CPU use: python -m rearrange.train_skill {argv_skill}{bm} --profile cpu"
     )
 
@@ -196,11 +201,11 @@ def recorded_speed(cfg: TrainConfig, cuda: bool) -> tuple[float, str] | None:
     """(env steps/s, where the figure comes from) for this run's ETA: the shipped checkpoint
     of the same skill, variant, trainer and observations (its manifest's steps / wall time),
     or the depth profile's measured CPU speed; None when nothing recorded fits."""
-    from rearrange.skills.pretrained import pretrained_name, pretrained_path, read_manifest
+    from rearrange.skills.pretrained import pretrained_path, read_manifest
 
     if cfg.algo == "ver" and cfg.task.obs_preset == "depth" and not cuda:
         return DEPTH_CPU_SPS, "measured for the depth profile on a 2-core CPU (RESULTS.md)"
-    path = pretrained_path(cfg.skill, cfg.base_movement)
+    path = pretrained_path(cfg.skill, cfg.task.base_movement)
     manifest = read_manifest(path) if path else None
     if not manifest or not manifest.get("steps") or not manifest.get("wall_time_s"):
         return None
@@ -209,50 +214,26 @@ def recorded_speed(cfg: TrainConfig, cuda: bool) -> tuple[float, str] | None:
     if not same or manifest.get("obs_preset") != cfg.task.obs_preset:
         return None
     steps, wall = int(manifest["steps"]), float(manifest["wall_time_s"])
-    name = pretrained_name(cfg.skill, cfg.base_movement)
     return steps / wall, (
-        f"recorded: the shipped {name}.pt, {steps:,} steps in {format_duration(wall)}"
+        f"recorded: the shipped {path.name}, {steps:,} steps in {format_duration(wall)}"
     )
 
 
 def total_steps_of(cfg: TrainConfig) -> tuple[int, str]:
-    """(total env steps, the key that sets them) of the chosen trainer."""
-    if cfg.algo == "pql":
-        return cfg.pql.total_steps, "pql.total_steps"
-    return cfg.ver.total_steps, "ver.total_steps"
+    """(total env steps, the key that sets them), whichever trainer."""
+    return cfg.run.total_steps, "run.total_steps"
 
 
 def checkpoint_steps(cfg: TrainConfig, run_dir: Path) -> int:
     """Env steps already done by the run's checkpoint (0 for a new run)."""
-    path = find_latest(run_dir / cfg.ver.checkpoint_dir)
-    return int(load_checkpoint(path)["num_steps"]) if path else 0
-
-
-def trainer_line(cfg: TrainConfig) -> str:
-    """Which trainer runs, how, and the flag for the other one."""
-    if cfg.algo == "pql":
-        mode = "one process" if cfg.pql.serial else "Actor, V- and P-learner processes"
-        return f"PQL ({mode}; {cfg.pql.num_envs} envs; --algo ver for VER-PPO)"
-    return f"VER-PPO (system {cfg.ver.system}; {cfg.ver.num_envs} envs per rank)"
-
-
-def device_of(cfg: TrainConfig) -> str:
-    """Where the networks train (PQL's env workers always step on the CPU)."""
-    if cfg.algo == "pql":
-        return f"{cfg.pql.resolved_device()} (learners; envs on CPU)"
-    return str(rank_device(cfg.ver.device))
+    path = find_latest(run_dir / cfg.run.checkpoint_dir)
+    return SkillCheckpoint.load(path).num_steps if path else 0
 
 
 def eta_line(cfg: TrainConfig, done: int, cuda: bool) -> str:
     """The ETA with its source; where none is recorded, when a measured one comes."""
-    from rearrange.pql.trainer import MEASURED_ETA_STEPS
-
     total, _ = total_steps_of(cfg)
-    later = (
-        f"a measured one after {MEASURED_ETA_STEPS:,} steps"
-        if cfg.algo == "pql"
-        else "the bar shows the measured one"
-    )
+    later = TRAINERS[cfg.algo].eta_note()
     speed = recorded_speed(cfg, cuda)
     if speed is None:
         return f"unknown (no recorded speed for this setup): {later}"
@@ -264,13 +245,14 @@ def eta_line(cfg: TrainConfig, done: int, cuda: bool) -> str:
 def start_banner(cfg: TrainConfig, run_dir: Path, done: int, cuda: bool) -> list[str]:
     """What a user needs before a long run: which trainer on what, where it writes, how long."""
     total, key = total_steps_of(cfg)
-    variant = "base movement" if cfg.base_movement else "fixed base"
+    entry = TRAINERS[cfg.algo]
+    variant = "base movement" if cfg.task.base_movement else "fixed base"
     run = f"{run_dir}" + (f" (resuming at step {done:,})" if done else " (new run)")
     return [
-        f"trainer:      {trainer_line(cfg)}",
+        f"trainer:      {entry.describe(cfg)}",
         f"skill:        {cfg.skill} ({variant})",
         f"observations: {cfg.task.obs_preset} (task.obs_preset)",
-        f"device:       {device_of(cfg)}",
+        f"device:       {entry.device(cfg)}",
         f"run dir:      {run}",
         f"TensorBoard:  tensorboard --logdir {run_dir / 'tb'}",
         f"steps:        {total:,} ({key}), {max(total - done, 0):,} to go",
@@ -284,36 +266,6 @@ def print_banner(cfg: TrainConfig, run_dir: Path, cuda: bool) -> None:
         return
     lines = start_banner(cfg, run_dir, checkpoint_steps(cfg, run_dir), cuda)
     print("\n".join(lines), file=sys.stderr, flush=True)
-
-
-def build_policy_for(obs_space, action_space, model_cfg):
-    from rearrange.models import build_policy
-
-    return build_policy(obs_space, action_space, model_cfg)
-
-
-def make_setup(cfg: TrainConfig, run_dir: Path) -> TrainSetup:
-    if cfg.skill == "synthetic":
-        factory = SyntheticEnvFactory(cfg.synthetic, cfg.ver.num_envs)
-    else:
-        rank = int(os.environ.get("RANK", "0"))
-        seed = cfg.ver.seed + 100_003 * rank
-        render = str(rank_device(cfg.ver.device))  # env workers render on the rank's GPU
-        factory = TaskEnvFactory(cfg.skill, cfg.task, "train", seed, render_device=render)
-    return TrainSetup(
-        env_factory=factory,
-        policy_builder=functools.partial(build_policy_for, model_cfg=cfg.model),
-        run_dir=run_dir,
-        config_dict=_plain(cfg),
-        worker_timeout_s=cfg.worker_timeout_s,
-        init_weights=Path(cfg.pretrained_weights) if cfg.pretrained_weights else None,
-    )
-
-
-def _plain(cfg: TrainConfig) -> dict:
-    from omegaconf import OmegaConf
-
-    return OmegaConf.to_container(OmegaConf.structured(cfg))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -334,24 +286,17 @@ def main(argv: list[str] | None = None) -> int:
     if hint and int(os.environ.get("RANK", "0")) == 0:
         print(hint, file=sys.stderr)
     torch.set_num_threads(cfg.torch_threads)
-    if cfg.algo == "pql":
-        from rearrange.pql.learner_process import LearnerError
-        from rearrange.train_pql import check_pql_config, train_pql
-
-        problem = check_pql_config(cfg)
-        if problem:
-            print(f"error: {problem}", file=sys.stderr)
-            return 2
-        if not _banner_or_error(cfg, run_dir, cuda):
-            return 1
-        train = functools.partial(train_pql, cfg, run_dir)
-        return report_training(train, "V-learner updates", (LearnerError,))
+    entry = TRAINERS[cfg.algo]
+    problem = entry.check(cfg)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     if not _banner_or_error(cfg, run_dir, cuda):
         return 1
     if int(os.environ.get("RANK", "0")) == 0:
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "config.yaml").write_text(config_to_yaml(cfg))
-    return report_training(Trainer(cfg.ver, cfg.ppo, make_setup(cfg, run_dir)).train, "updates")
+    return report_training(entry.build(cfg, run_dir).train, entry.updates)
 
 
 def _banner_or_error(cfg: TrainConfig, run_dir: Path, cuda: bool) -> bool:
@@ -365,15 +310,14 @@ def _banner_or_error(cfg: TrainConfig, run_dir: Path, cuda: bool) -> bool:
     return True
 
 
-def report_training(train, updates: str, process_errors: tuple = ()) -> int:
-    """Run `train()` (VER or PQL) and report it: exit code 0 with a "done" log line, or 1 with
+def report_training(train, updates: str) -> int:
+    """Run a trainer's `train()` and report it: exit code 0 with a "done" log line, or 1 with
     a one-line error (and the failing process's traceback above it for worker/learner errors)."""
     try:
         result = train()
-    except (EnvWorkerError, *process_errors) as exc:
+    except TrainProcessError as exc:
         if exc.worker_traceback:
-            who = "env worker" if isinstance(exc, EnvWorkerError) else "learner process"
-            print(f"--- {who} traceback ---\n{exc.worker_traceback}", file=sys.stderr)
+            print(f"--- {exc.process} traceback ---\n{exc.worker_traceback}", file=sys.stderr)
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except CheckpointError as exc:

@@ -25,14 +25,14 @@ RANKS = {
     "planner": 5,
     "eval": 6,
 }
-TOP = 7  # config, logs, gym_envs, the CLIs (train_skill, eval_skill, ship_skill, ...)
+TOP = 7  # config, logs, gym_envs, trainers, the CLIs (train_skill, eval_skill, ship_skill, ...)
 TOP_NAMES = {
     "__init__",
     "config",
     "logs",
     "gym_envs",
     "train_skill",
-    "train_pql",
+    "trainers",
     "eval_skill",
     "ship_skill",
     "select_checkpoint",

@@ -92,7 +92,7 @@ class StepRun:
     """What happened while one plan step ran."""
 
     steps: int = 0
-    ended_by: str = ""  # "stop" | "done" | "step_limit" | "episode_limit"
+    ended_by: str = ""  # "stop" | "done" | "step_limit" | "episode_limit" | "force"
 
 
 @dataclass
@@ -146,6 +146,9 @@ class TPSRLExecutor:
             held = env.sim.held_object()
             run = self._run_step(step)
             ok, why, cause = self.check(step)
+            if env.force_exceeded:  # Habitat's force_terminate ends the episode
+                ok, cause = False, FailureCause.EXCESSIVE_FORCE
+                why = f"contact force limit exceeded ({env.force.accum:.0f} N accumulated)"
             if ok and step.skill == "nav" and held is not None and env.sim.held_object() != held:
                 # PDDL nav keeps what is held: a leg that lost it fails here, not at the place
                 ok, why = False, f"dropped obj_{held} during nav (lost its hold)"
@@ -164,7 +167,12 @@ class TPSRLExecutor:
                 elif run.ended_by == "step_limit":
                     reason = f"{why} (skill step limit reached after {run.steps} steps)"
                 limited = run.ended_by in ("episode_limit", "step_limit")
-                if limited and cause not in (FailureCause.WRONG_GRASP, FailureCause.DROPPED):
+                kept = (
+                    FailureCause.WRONG_GRASP,
+                    FailureCause.DROPPED,
+                    FailureCause.EXCESSIVE_FORCE,
+                )
+                if limited and cause not in kept:
                     cause = FailureCause.TIMED_OUT
                 break
             progress.done_steps.add(i)
@@ -184,6 +192,7 @@ class TPSRLExecutor:
             failed_skill=failed_skill,
             failure_reason=reason,
             failure_cause=cause.value if cause is not None and not success else "",
+            max_depth=round(env.max_depth, 4),
             skill_runs=skill_runs,
         )
         progress.ended = True
@@ -230,6 +239,9 @@ class TPSRLExecutor:
             if env.num_steps >= self._max_steps():
                 run.ended_by = "episode_limit"
                 return run
+            if env.force_exceeded:
+                run.ended_by = "force"
+                return run
             action = np.asarray(skill.act(obs, env.sim), dtype=np.float32)
             action = self._mask(step.skill, action, layout, obs, masks, task_target)
             env.apply_action(step.skill, action)
@@ -258,7 +270,7 @@ class TPSRLExecutor:
         steps = 0
         self._progress.arm_reset = True
         while steps < self.config.reset_arm_steps and env.num_steps < self._max_steps():
-            if arm.is_done(env.sim):
+            if arm.is_done(env.sim) or env.force_exceeded:
                 break
             env.apply_action(name, arm.act(env.sim))
             steps += 1

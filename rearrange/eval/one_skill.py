@@ -14,6 +14,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from rearrange.eval.report import DEPTH_REPORTED
 from rearrange.eval.stats import format_rate, wilson_interval
 from rearrange.sim.episode_types import SPLITS
 from rearrange.skill_spec import SKILL_NAMES
@@ -113,8 +114,8 @@ class SkillEvalResult:
 
 TABLE_HEADER = (
     "| skill | checkpoint | episodes | success [95% CI] | mean steps (succ.) | mean return "
-    "| collision steps / ep | failures |\n"
-    "|---|---|---|---|---|---|---|---|"
+    "| collision steps / ep | max overlap > 2 cm | deepest (cm) | failures |\n"
+    "|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -126,23 +127,28 @@ def table_row(r: SkillEvalResult) -> str:
     causes = collections.Counter(e.cause for e in r.results if not e.success)
     fails = ", ".join(f"{k} {v}" for k, v in sorted(causes.items())) or "-"
     name = r.skill + (" (base)" if r.base_movement else "")
+    # The per-episode maximum robot overlap with walls/furniture/doors (issue 27's target).
+    deep = sum(e.max_depth > DEPTH_REPORTED for e in r.results)
+    deepest = 100 * max((e.max_depth for e in r.results), default=0.0)
     return (
         f"| {name} | {r.checkpoint} | {len(r.results)} | "
-        f"{format_rate(r.successes, len(r.results))} | {steps} | {ret:.2f} | {coll:.1f} | {fails} |"
+        f"{format_rate(r.successes, len(r.results))} | {steps} | {ret:.2f} | {coll:.1f} | "
+        f"{deep}/{len(r.results)} | {deepest:.1f} | {fails} |"
     )
 
 
 def task_overrides(items: list[str], skill: str) -> dict:
     """{field: value} from `--set FIELD=VALUE` items (values as Python literals, else text);
     FIELD may name a field of a nested config (`thresholds.nav_dist`), whose value is then
-    that config (the skill's default) with the field replaced."""
-    from rearrange.tasks.config import TaskConfig, default_task_config
+    that config (the skill's default) with the field replaced; an episode generation option
+    may omit its `episodes.` (`nav_hold_prob`, `tasks.config.task_field`)."""
+    from rearrange.tasks.config import TaskConfig, default_task_config, task_field
 
     fields = TaskConfig.__dataclass_fields__
     out: dict = {}
     for item in items:
         name, sep, text = item.partition("=")
-        top, _, sub = name.partition(".")
+        top, _, sub = task_field(name).partition(".")
         if not sep or not name:
             raise UsageError(f"--set {item!r}: write FIELD=VALUE, e.g. nav_hold_prob=1.0")
         nested = getattr(default_task_config(skill), top) if top in fields and sub else None
@@ -172,10 +178,10 @@ def load_skill(args: SkillEvalArgs):
     if args.skills == "oracle":
         return make_oracle(args.skill, base_movement=args.base_movement), "oracle", "state"
     from rearrange.skills.base import SkillError
-    from rearrange.skills.checkpoint_lookup import resolve_checkpoint
+    from rearrange.skills.checkpoint_lookup import find_skill_checkpoint
     from rearrange.skills.learned import LearnedSkill
 
-    path = resolve_checkpoint(args.skill, args.base_movement, args.checkpoints, args.newest_run)
+    path = find_skill_checkpoint(args.skill, args.base_movement, args.checkpoints, args.newest_run)
     skill = LearnedSkill(path, skill_name=args.skill, deterministic=not args.stochastic)
     if args.skill != "nav" and skill.base_movement != args.base_movement:
         trained = "with" if skill.base_movement else "without"

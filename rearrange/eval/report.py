@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import csv
 import json
 from dataclasses import asdict, dataclass, field
@@ -12,6 +13,7 @@ from rearrange.eval.expectations import expectation_note
 from rearrange.eval.stats import format_rate, stage_success_with_ci, wilson_interval
 
 RESULT_SCHEMA = 1
+DEPTH_REPORTED = 0.02  # m: the physical-honesty target's bound on robot-vs-static overlap
 
 
 class ReportError(ValueError):
@@ -29,6 +31,7 @@ class FailureCause(str, Enum):
     ARTICULATION_SHORT = "articulation short of target"  # not opened / not closed enough
     TIMED_OUT = "skill timed out"  # a skill or the episode ran out of steps (and not the above)
     PLAN_INCOMPLETE = "plan incomplete"  # every step held but not every object is at its goal
+    EXCESSIVE_FORCE = "excessive force"  # the contact force limit ended it (force_terminate)
 
 
 @dataclass
@@ -40,6 +43,7 @@ class EpisodeRecord:
     failed_skill: str = ""  # the plan step that failed, "" on success
     failure_reason: str = ""  # what the executor saw, in words
     failure_cause: str = ""  # a FailureCause value, "" on success
+    max_depth: float = 0.0  # deepest robot overlap with walls/furniture/doors at any step (m)
     video_frames: int = 0  # frames recorded for this episode's video (0: no video)
     video: str = ""  # path of the episode's mp4, "" when not recorded
     # One entry per plan step run: {"skill", "ok" (its postcondition held), "steps",
@@ -101,6 +105,17 @@ def format_table(result: EvalResult) -> str:
         lines.append("skill legs (postcondition held / run, Wilson 95% CI): " + ", ".join(
             f"{skill} {ok}/{n} ({format_rate(ok, n)})" for skill, (ok, n) in legs.items()
         ))  # fmt: skip
+    causes = collections.Counter(e.failure_cause for e in result.episodes if not e.success)
+    if causes:
+        lines.append("failures: " + ", ".join(f"{c or 'not recorded'} {k}" for c, k in sorted(
+            causes.items(), key=lambda item: -item[1])))  # fmt: skip
+    if result.episodes:
+        deep = sum(e.max_depth > DEPTH_REPORTED for e in result.episodes)
+        deepest = max(e.max_depth for e in result.episodes)
+        lines.append(
+            f"robot into walls/furniture deeper than {100 * DEPTH_REPORTED:.0f} cm: "
+            f"{deep}/{len(result.episodes)} episodes (deepest {100 * deepest:.1f} cm)"
+        )
     note = expectation_note(result.scenario, result.config)
     if note:  # a configuration known to be weak: say so, as the README does
         lines.append(note)

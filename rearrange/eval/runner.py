@@ -14,34 +14,6 @@ from rearrange.skill_spec import HAB_STEP_LIMITS, MANIPULATION_SKILLS
 from rearrange.skills import Skill, SkillError, make_skill
 
 
-def _fix_hint(name: str) -> str:
-    return f"train it with `python -m rearrange.train_skill {name}` or use `--skills oracle`"
-
-
-def find_skill_checkpoint(args: EvalArgs, name: str, base_movement: bool = False) -> Path:
-    """The checkpoint of skill `name`: the shipped one unless --checkpoints or --newest-run
-    asks for a training run (`checkpoint_lookup.resolve_checkpoint`). A --checkpoints run of
-    another skill (runs/pick/RUN beside nav and place) leaves this one shipped; with
-    --newest-run a skill that was never trained stays shipped too (`load_skills` fails only
-    when no skill of the plan has a run)."""
-    from rearrange.skills.checkpoint_lookup import (
-        newest_run_checkpoint,
-        resolve_checkpoint,
-        run_dir_of,
-        run_skill,
-    )
-
-    given = args.checkpoints
-    run = run_dir_of(given) if given else None
-    if run is not None and run_skill(run) != name:
-        given = None
-    if args.newest_run:
-        found = newest_run_checkpoint(name, base_movement)
-        if found is not None:
-            return found
-    return resolve_checkpoint(name, base_movement, given)
-
-
 def oracle_names(args: EvalArgs, names: list[str]) -> list[str]:
     """The plan's skills that run scripted: all with --skills oracle, else those in --oracle."""
     if args.skills == "oracle":
@@ -58,14 +30,28 @@ def load_skills(args: EvalArgs, names: list[str]) -> dict[str, Skill]:
     learned = [n for n in names if n not in scripted]
     if not learned:
         return skills
-    from rearrange.skills.checkpoint_lookup import RUNS_DIR, describe_checkpoint, run_dir_of
+    from rearrange.skills.checkpoint_lookup import (
+        RUNS_DIR,
+        describe_checkpoint,
+        find_skill_checkpoint,
+        run_dir_of,
+    )
     from rearrange.skills.learned import LearnedSkill
 
     _check_checkpoints_arg(args, learned)
     paths, missing = {}, []
     for n in learned:  # NoNav manipulation skills need base-movement checkpoints
         try:
-            paths[n] = find_skill_checkpoint(args, n, moving and n in MANIPULATION_SKILLS)
+            # A --checkpoints run of another skill (runs/pick/RUN beside nav and place) leaves
+            # this one shipped; with --newest-run so does a skill never trained (the check
+            # below fails only when no skill of the plan has a run).
+            paths[n] = find_skill_checkpoint(
+                n,
+                moving and n in MANIPULATION_SKILLS,
+                args.checkpoints,
+                args.newest_run,
+                shipped_fallback=True,
+            )
         except SkillError:
             missing.append(n)
     if missing:

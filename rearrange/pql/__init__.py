@@ -10,7 +10,7 @@ Three roles run concurrently and wait to hold their speed ratios (β_a:v, β_p:v
     targets.py         n-step / clipped double-Q / categorical targets
     exploration.py     mixed σ_i                  param_sync.py shared parameter slots
     policy.py          the deployable `pql_actor` policy (loads as a learned skill)
-    trainer.py         the loop, logs, checkpoints; cli.py: `train_skill SKILL --algo pql`
+    trainer.py         the loop, logs, checkpoints: the "pql" row of rearrange/trainers.py
 
 Importing this package loads no torch (config.py is imported by rearrange.config).
 """

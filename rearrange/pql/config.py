@@ -1,9 +1,10 @@
 """Typed configuration of the PQL trainer (Parallel Q-Learning, Li et al. 2023).
 
-Defaults are the paper's Table B.1 (4,096 envs, batch 8,192, β_a:v = 1:8, β_p:v = 1:2,
-τ = 0.05, 3-step returns, mixed exploration σ ∈ [0.05, 0.8], 5M replay); the networks are
-the reference's state MLPs (512-256-128, ELU). `skill_configs/algo/pql.yaml` overrides them
-for a 2-core CPU. The actor network's hidden sizes are the model group's `state_mlp_hidden`
+Defaults are the paper's Table B.1 (batch 8,192, β_a:v = 1:8, β_p:v = 1:2, τ = 0.05, 3-step
+returns, mixed exploration σ ∈ [0.05, 0.8], 5M replay; its 4,096 envs would be the run's
+`run.num_envs`, `runtime.run.RunConfig`, which also holds total steps, seed, device and the
+log and checkpoint intervals in env steps); the networks are the reference's state MLPs
+(512-256-128, ELU). `skill_configs/algo/pql.yaml` overrides them for a 2-core CPU. The actor network's hidden sizes are the model group's `state_mlp_hidden`
 (the checkpoint's `model` section rebuilds it as the `pql_actor` policy); the critics' are
 `critic_hidden` here. Invalid values raise ValueError with one line naming the field and the fix.
 """
@@ -11,9 +12,6 @@ for a 2-core CPU. The actor network's hidden sizes are the model group's `state_
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-ALGOS = ("ver", "pql")
-DEVICES = ("auto", "cpu", "cuda")
 
 
 def _require(condition: bool, message: str) -> None:
@@ -25,10 +23,6 @@ def _require(condition: bool, message: str) -> None:
 class PQLConfig:
     """Actor / V-learner / P-learner settings (PQL paper §3 and Table B.1)."""
 
-    num_envs: int = 4096
-    """Parallel environments N of the Actor (one env worker process each)."""
-    total_steps: int = 50_000_000
-    """Environment steps to train for (warm-up included)."""
     warmup_steps: int = 32
     """Steps per env collected before the learners start (uniform random actions on a fresh
     run; a resumed run restores its replay.npz and needs none, or warms up with the noisy
@@ -82,38 +76,26 @@ class PQLConfig:
     """Upper end of PQL-D's value support."""
     num_atoms: int = 51
     """Atoms of PQL-D's value support."""
-    serial: bool = False
-    """Actor, V-learner and P-learner in one process, interleaved by the same ratio control
-    (debugging, fast tests)."""
-    device: str = "auto"
-    """Learners' torch device: 'auto' (cuda if available), 'cpu' or 'cuda[:i]'."""
     learner_threads: int = 1
-    """torch intra-op threads per learner process."""
-    log_interval: int = 5000
-    """Log scalars every this many environment steps."""
-    checkpoint_interval: int = 100_000
-    """Write a checkpoint every this many environment steps (and at the end)."""
+    """torch intra-op threads per learner process (`run.serial`: Actor, V- and P-learner in
+    one process, interleaved by the same ratio control; `run.device`: the learners')."""
     checkpoint_replay: int = 1_000_000
     """Replay transitions saved with each checkpoint (checkpoints/replay.npz: the newest this
     many, observations and actions in fp16, ~K·(2·obs_dim + 2·act_dim + 6) bytes) so that a
     resumed run continues with its data; 0 saves none (a resumed run warms up again)."""
-    keep_checkpoints: int = 0
-    """Also keep the last this many checkpoints as ckpt_<steps>.pt beside latest.pt."""
     learner_timeout_s: float = 120.0
     """A learner that does not answer a checkpoint request for this long is reported stuck."""
-    seed: int = 0
-    """Base seed of networks, exploration noise, sampling and envs."""
 
     def __post_init__(self) -> None:
         self.validate()
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
-        positive_ints = ("num_envs", "total_steps", "buffer_size", "batch_size", "nstep")
+        positive_ints = ("buffer_size", "batch_size", "nstep")
         for name in positive_ints + ("v_policy_sync_interval", "p_critic_sync_interval"):
             value = getattr(self, name)
             _require(value >= 1, f"PQLConfig.{name} must be >= 1, got {value}")
-        for name in ("actor_lr", "critic_lr", "max_grad_norm", "reward_scale", "log_interval"):
+        for name in ("actor_lr", "critic_lr", "max_grad_norm", "reward_scale"):
             value = getattr(self, name)
             _require(value > 0, f"PQLConfig.{name} must be > 0, got {value}")
         _require(
@@ -138,13 +120,7 @@ class PQLConfig:
             f"PQLConfig needs v_min < v_max, got [{self.v_min}, {self.v_max}]",
         )
         _require(self.num_atoms >= 2, f"PQLConfig.num_atoms must be >= 2, got {self.num_atoms}")
-        _require(
-            self.device.split(":")[0] in DEVICES,
-            f"PQLConfig.device={self.device!r}: use 'auto', 'cpu' or 'cuda[:i]'",
-        )
         _require(self.learner_threads >= 1, "PQLConfig.learner_threads must be >= 1")
-        _require(self.checkpoint_interval >= 1, "PQLConfig.checkpoint_interval must be >= 1")
-        _require(self.keep_checkpoints >= 0, "PQLConfig.keep_checkpoints must be >= 0")
         _require(
             self.checkpoint_replay >= 0,
             f"PQLConfig.checkpoint_replay must be >= 0 (0: no replay.npz), got "
@@ -152,14 +128,6 @@ class PQLConfig:
         )
         _require(self.learner_timeout_s > 0, "PQLConfig.learner_timeout_s must be > 0")
 
-    @property
-    def rows(self) -> int:
+    def rows(self, num_envs: int) -> int:
         """Replay rows (one row = one Actor step of all N envs)."""
-        return max(-(-self.buffer_size // self.num_envs), self.warmup_steps + self.nstep + 8)
-
-    def resolved_device(self) -> str:
-        if self.device != "auto":
-            return self.device
-        import torch
-
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        return max(-(-self.buffer_size // num_envs), self.warmup_steps + self.nstep + 8)

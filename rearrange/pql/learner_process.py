@@ -31,6 +31,7 @@ from rearrange.pql.param_sync import SlotSpec, VectorSlot, publish, pull
 from rearrange.pql.ratio import Role
 from rearrange.pql.replay import ReplayBuffer, ReplaySpec
 from rearrange.pql.v_learner import VLearner
+from rearrange.runtime.run import TrainProcessError
 
 STATS = {
     "critic_loss": Stat.CRITIC_LOSS,
@@ -54,12 +55,10 @@ class LearnerMsg(enum.IntEnum):
     ERROR = 2  # payload: (one-line exception, traceback)
 
 
-class LearnerError(RuntimeError):
+class LearnerError(TrainProcessError):
     """A learner process raised or died; the message names it and the cause."""
 
-    def __init__(self, message: str, worker_traceback: str | None = None):
-        super().__init__(message)
-        self.worker_traceback = worker_traceback
+    process = "learner process"
 
 
 @dataclass

@@ -3,7 +3,7 @@
     warm-up (random actions) → [Actor step | V-learner update | P-learner update] concurrently,
     each waiting to hold β_a:v and β_p:v → log → checkpoint
 
-`serial=True` runs the three roles in this process, interleaved by the same ratio control
+`run.serial` runs the three roles in this process, interleaved by the same ratio control
 (the role furthest behind goes next), through the same Actor and LearnerRunner code.
 
 Outputs are the VER trainer's: run_dir/tb/ scalars, a progress bar, one log line per
@@ -12,6 +12,8 @@ whose `policy` is the deployable `pql_actor` (a learned skill loads it), and res
 latest.pt. The replay buffer is saved beside latest.pt as replay.npz (`replay_io`: the newest
 `checkpoint_replay` transitions, fp16 observations/actions) and restored on resume, so a run
 killed and resumed continues with its data; without the file it warms up again.
+`PQLTrainer` is the "pql" row of the table of trainers (`rearrange/trainers.py`,
+docs/DESIGN.md §5).
 """
 
 from __future__ import annotations
@@ -19,12 +21,9 @@ from __future__ import annotations
 import contextlib
 import time
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 import torch
 
@@ -50,16 +49,18 @@ from rearrange.pql.replay import ReplayBuffer
 from rearrange.pql.replay_io import REPLAY_FILE, ReplayFileError, load_replay, save_replay
 from rearrange.runtime.checkpoint import (
     CheckpointError,
+    SkillCheckpoint,
+    TrainingState,
     find_latest,
     keep_snapshot,
-    load_checkpoint,
+    load_for_resume,
     rng_state,
-    save_checkpoint,
     set_rng_state,
 )
 from rearrange.runtime.env_worker import env_seeds, make_env_pool
 from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, eta_text, log
 from rearrange.runtime.result import TrainResult
+from rearrange.runtime.run import RunConfig, RunSetup, next_multiple
 from rearrange.runtime.stop_flag import StopFlag
 
 ALGO_KEY = "pql"  # marks a PQL checkpoint's learner state
@@ -67,25 +68,13 @@ ALGO_KEY = "pql"  # marks a PQL checkpoint's learner state
 MEASURED_ETA_STEPS = 10_000
 
 
-@dataclass
-class PQLSetup:
-    """Everything the PQL trainer needs besides its typed config."""
-
-    env_factory: Callable[[int], gym.Env]
-    model: ModelConfig  # the deployable actor's architecture (policy 'pql_actor')
-    run_dir: Path
-    checkpoint_dir: str = "checkpoints"
-    config_dict: dict[str, Any] = field(default_factory=dict)  # saved in checkpoints
-    resume: bool = True  # continue from run_dir's checkpoint if there is one
-    worker_timeout_s: float = 120.0
-    tensorboard: bool = True
-    progress: bool = True
-
-
 class PQLTrainer:
-    def __init__(self, cfg: PQLConfig, setup: PQLSetup):
-        self.cfg, self.setup = cfg, setup
-        self.ckpt_dir = setup.run_dir / setup.checkpoint_dir
+    """PQL over the run's envs (`runtime.run.Trainer`: `train() -> TrainResult`); `model` is
+    the deployable actor's architecture (policy 'pql_actor')."""
+
+    def __init__(self, run: RunConfig, cfg: PQLConfig, setup: RunSetup, model: ModelConfig):
+        self.run, self.cfg, self.setup, self.model = run, cfg, setup, model
+        self.ckpt_dir = setup.run_dir / run.checkpoint_dir
         self.num_steps = 0
         self.base = {role: 0 for role in Role}  # units done before this session (resume)
         self.wall_time_s = 0.0
@@ -96,20 +85,21 @@ class PQLTrainer:
         self.runners: dict[Role, LearnerRunner] = {}
 
     # ------------------------------------------------------------------ setup
-    def _build(self) -> dict[str, Any] | None:
-        cfg, setup = self.cfg, self.setup
-        torch.manual_seed(cfg.seed)
-        seeds = env_seeds(cfg.seed, 0, cfg.num_envs)
+    def _build(self) -> SkillCheckpoint | None:
+        run, cfg, setup = self.run, self.cfg, self.setup
+        torch.manual_seed(run.seed)
+        seeds = env_seeds(run.seed, 0, run.num_envs)
         # Env workers ignore SIGINT once running; started with it ignored, a Ctrl-C while they
         # import reaches only this process, which then checkpoints and closes them.
-        with contextlib.nullcontext() if cfg.serial else sigint_ignored():
-            self.pool = make_env_pool(setup.env_factory, cfg.num_envs, seeds, cfg.serial)
+        with contextlib.nullcontext() if run.serial else sigint_ignored():
+            self.pool = make_env_pool(setup.env_factory, run.num_envs, seeds, run.serial)
         self.obs_space, self.action_space = self.pool.observation_space, self.pool.action_space
-        self.policy = PQLActorPolicy(self.obs_space, self.action_space, setup.model)
+        self.policy = PQLActorPolicy(self.obs_space, self.action_space, self.model)
         obs_dim, act_dim = self.policy.obs_dim, self.policy.act_dim
-        shared = not cfg.serial
+        shared = not run.serial
         ctx = spawn_context() if shared else None
-        self.replay = ReplayBuffer.create(cfg.rows, cfg.num_envs, obs_dim, act_dim, shared)
+        rows = cfg.rows(run.num_envs)
+        self.replay = ReplayBuffer.create(rows, run.num_envs, obs_dim, act_dim, shared)
         self.control = Control.create(shared)
         critic = DoubleQCritic(obs_dim, act_dim, cfg.critic_hidden, self._atoms())
         self.slots = Slots(
@@ -126,25 +116,25 @@ class PQLTrainer:
     def _atoms(self) -> int:
         return self.cfg.num_atoms if self.cfg.distributional else 1
 
-    def _learner_setups(self, state: dict[str, Any] | None) -> list[LearnerSetup]:
+    def _learner_setups(self, state: SkillCheckpoint | None) -> list[LearnerSetup]:
         cfg = self.cfg
-        device = cfg.resolved_device()
-        learner_state = state["learner"] if state else {}
+        device = self.run.resolved_device()
+        learner_state = state.training.learner if state else {}
         return [
             LearnerSetup(
                 role,
                 cfg,
                 self.policy.actor_spec,
                 device,
-                seed=cfg.seed * 10 + int(role),
+                seed=self.run.seed * 10 + int(role),
                 init_state=learner_state.get(key),
             )
             for role, key in ((Role.V_LEARNER, "v_learner"), (Role.P_LEARNER, "p_learner"))
         ]
 
-    def _start_learners(self, state: dict[str, Any] | None) -> None:
+    def _start_learners(self, state: SkillCheckpoint | None) -> None:
         setups = self._learner_setups(state)
-        if self.cfg.serial:
+        if self.run.serial:
             for setup in setups:
                 self.runners[setup.role] = LearnerRunner(
                     setup, self.replay, self.control, self.slots
@@ -160,19 +150,19 @@ class PQLTrainer:
         )
 
     # ------------------------------------------------------------------ checkpoints
-    def _load_state(self) -> dict[str, Any] | None:
+    def _load_state(self) -> SkillCheckpoint | None:
         path = find_latest(self.ckpt_dir) if self.setup.resume else None
         if path is None:
             return None
-        state = load_checkpoint(path)
-        learner = state.get("learner") or {}
+        state, training = load_for_resume(path)
+        learner = training.learner
         if learner.get("algo") != ALGO_KEY:
             raise CheckpointError(
                 f"checkpoint {path} was not written by the PQL trainer: resume it without "
                 "--algo pql, or start a new run (another --run-name)"
             )
         try:
-            self.policy.load_state_dict(state["policy"])
+            self.policy.load_state_dict(state.weights)
         except RuntimeError as exc:
             first = str(exc).strip().splitlines()[0]
             raise CheckpointError(
@@ -182,10 +172,10 @@ class PQLTrainer:
         if self.obs_stats is not None and learner.get("obs_stats") is not None:
             self.obs_stats.load_packed(np.asarray(learner["obs_stats"]))
             self.slots.obs_stats.write(self.obs_stats.packed())
-        self.num_steps = int(state["num_steps"])
+        self.num_steps = state.num_steps
         self.base = {role: int(learner["units"][role.name]) for role in Role}
-        self.wall_time_s = float(state.get("wall_time_s", 0.0))
-        set_rng_state(state["rng"])
+        self.wall_time_s = state.wall_time_s
+        set_rng_state(training.rng)
         self.last_checkpoint = path
         log.info("resumed from %s at step %d", path, self.num_steps)
         return state
@@ -235,35 +225,35 @@ class PQLTrainer:
         return self.base[role] + int(self.control.counters[role])
 
     def _learner_states(self) -> dict[Role, dict[str, Any]]:
-        if self.cfg.serial:
+        if self.run.serial:
             return {role: runner.state_dict() for role, runner in self.runners.items()}
         return self.learners.states()
 
-    def _state(self) -> dict[str, Any]:
+    def _checkpoint(self) -> SkillCheckpoint:
         learners = self._learner_states()
         self.actor.sync_policy()
-        return {
-            "policy": self.policy.state_dict(),
-            "learner": {
-                "algo": ALGO_KEY,
-                "v_learner": learners[Role.V_LEARNER],
-                "p_learner": learners[Role.P_LEARNER],
-                "obs_stats": None if self.obs_stats is None else self.obs_stats.packed(),
-                "units": {role.name: self.total_units(role) for role in Role},
-            },
-            "num_steps": self.num_steps,
-            "num_updates": self.total_units(Role.V_LEARNER),
-            "wall_time_s": self.wall_time_s + (time.monotonic() - self._session_start),
-            "config": self.setup.config_dict,
-            "observation_space": self.obs_space,
-            "action_space": self.action_space,
-            "rng": rng_state(),
+        learner = {
+            "algo": ALGO_KEY,
+            "v_learner": learners[Role.V_LEARNER],
+            "p_learner": learners[Role.P_LEARNER],
+            "obs_stats": None if self.obs_stats is None else self.obs_stats.packed(),
+            "units": {role.name: self.total_units(role) for role in Role},
         }
+        return SkillCheckpoint.from_training(
+            self.setup.config_dict,
+            self.policy.state_dict(),
+            self.obs_space,
+            self.action_space,
+            num_steps=self.num_steps,
+            num_updates=self.total_units(Role.V_LEARNER),
+            wall_time_s=self.wall_time_s + (time.monotonic() - self._session_start),
+            training=TrainingState(learner, rng_state()),
+        )
 
     def save(self) -> None:
         self._save_replay()
-        self.last_checkpoint = save_checkpoint(self.ckpt_dir / "latest.pt", self._state())
-        keep_snapshot(self.last_checkpoint, self.num_steps, self.cfg.keep_checkpoints)
+        self.last_checkpoint = self._checkpoint().save(self.ckpt_dir / "latest.pt")
+        keep_snapshot(self.last_checkpoint, self.num_steps, self.run.keep_checkpoints)
 
     # ------------------------------------------------------------------ loop
     def train(self) -> TrainResult:
@@ -275,8 +265,8 @@ class PQLTrainer:
             state = self._build()
             self._session_start_steps = self.num_steps
             self._start_learners(state)
-            rng = np.random.default_rng([self.cfg.seed, self.num_steps])
-            sigmas = mixed_sigmas(self.cfg.num_envs, self.cfg.sigma_min, self.cfg.sigma_max)
+            rng = np.random.default_rng([self.run.seed, self.num_steps])
+            sigmas = mixed_sigmas(self.run.num_envs, self.cfg.sigma_min, self.cfg.sigma_max)
             self.actor = Actor(
                 self.pool,
                 self.policy,
@@ -286,11 +276,11 @@ class PQLTrainer:
                 self.obs_stats,
                 self.slots.policy,
                 self.slots.obs_stats,
-                self.setup.worker_timeout_s,
+                self.run.worker_timeout_s,
             )
             logger = TrainLogger(
                 self.setup.run_dir / "tb" if self.setup.tensorboard else None,
-                self.cfg.total_steps,
+                self.run.total_steps,
                 self.num_steps,
                 enabled=self.setup.progress,
             )
@@ -318,10 +308,10 @@ class PQLTrainer:
             self._check_learners()
 
     def _record_step(self, logger: TrainLogger, episodes: list[dict[str, Any]]) -> None:
-        self.num_steps += self.cfg.num_envs
+        self.num_steps += self.run.num_envs
         logger.recent_episodes.extend(episodes)
         if logger.bar is not None:
-            logger.bar.update(self.cfg.num_envs)
+            logger.bar.update(self.run.num_envs)
 
     def _check_learners(self) -> None:
         if self.learners is not None:
@@ -333,12 +323,13 @@ class PQLTrainer:
             cfg.beta_a_v, cfg.beta_p_v, cfg.ratio_lead, cfg.ratio_control
         )
         meter = _RateMeter(self.control, self.num_steps)
-        next_log = _next_multiple(self.num_steps, cfg.log_interval)
-        next_ckpt = _next_multiple(self.num_steps, cfg.checkpoint_interval)
+        run = self.run
+        next_log = next_multiple(self.num_steps, run.log_every_steps)
+        next_ckpt = next_multiple(self.num_steps, run.checkpoint_every_steps)
         scalars: dict[str, float] = {}
         learn_s = 0.0
-        while self.num_steps < cfg.total_steps and not stop.stop:
-            if cfg.serial:
+        while self.num_steps < run.total_steps and not stop.stop:
+            if run.serial:
                 role = ratio.next_in_serial()
                 if role is None:
                     raise RuntimeError("serial PQL: no role may run (ratio_lead must be >= 1)")
@@ -352,12 +343,12 @@ class PQLTrainer:
             self._record_step(logger, self.actor.step())
             self.control.counters[Role.ACTOR] += 1
             self._check_learners()
-            if self.num_steps >= next_log or self.num_steps >= cfg.total_steps:
+            if self.num_steps >= next_log or self.num_steps >= run.total_steps:
                 scalars = self._log(logger, meter)
-                next_log = _next_multiple(self.num_steps, cfg.log_interval)
-            if next_ckpt <= self.num_steps < cfg.total_steps:  # the end saves below
+                next_log = next_multiple(self.num_steps, run.log_every_steps)
+            if next_ckpt <= self.num_steps < run.total_steps:  # the end saves below
                 self.save()
-                next_ckpt = _next_multiple(self.num_steps, cfg.checkpoint_interval)
+                next_ckpt = next_multiple(self.num_steps, run.checkpoint_every_steps)
         self.save()
         return TrainResult(
             self.num_steps,
@@ -391,7 +382,7 @@ class PQLTrainer:
             "measured %.0f steps/s over this session's first %d steps: %s",
             sps,
             done,
-            eta_text(self.cfg.total_steps - self.num_steps, sps, self.cfg.total_steps),
+            eta_text(self.run.total_steps - self.num_steps, sps, self.run.total_steps),
         )
 
     def _log(self, logger: TrainLogger, meter: _RateMeter) -> dict[str, float]:
@@ -423,11 +414,6 @@ class PQLTrainer:
                 scalars["perf/p_updates_per_s"],
             )
         return scalars
-
-
-def _next_multiple(steps: int, interval: int) -> int:
-    """The first multiple of `interval` after `steps` (snapshots land on round step counts)."""
-    return (steps // interval + 1) * interval
 
 
 class _RateMeter:

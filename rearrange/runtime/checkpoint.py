@@ -1,29 +1,300 @@
-"""Atomic checkpoints: weights, config, spaces, counters, learner/optimizer state, RNG states.
+"""Checkpoints: one typed `SkillCheckpoint`, saved atomically and loaded with one-line errors;
+RNG state and step-numbered snapshots (docs/DESIGN.md §9).
 
-Written to a temp file in the same directory, fsync'ed, then `os.replace`d over the target,
-so a crash (even SIGKILL) leaves either the old or the new checkpoint, never a torn one.
+A `SkillCheckpoint` says what it is (skill, base movement, observation preset, model config,
+spaces, nav success radius, step limit), holds the policy weights and, in a trainer's
+checkpoint, the `TrainingState` a resume needs (learner/optimiser state, every RNG). Shipped
+checkpoints carry their manifest and no training state. Files are written to a temp file in
+the same directory, fsync'ed, then `os.replace`d over the target, so a crash (even SIGKILL)
+leaves either the old or the new checkpoint, never a torn one. Files written before the typed
+format (the shipped checkpoints, older runs) are read by `from_legacy_layout`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
-import pickle
 import random
 import shutil
-import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import gymnasium as gym
 import numpy as np
 import torch
 
+from rearrange.models.config import ModelConfig
+from rearrange.skill_spec import action_layout
+
 LATEST = "latest.pt"
-REQUIRED_KEYS = ("policy", "learner", "num_steps", "num_updates", "config")
+FORMAT = "rearrange.skill_checkpoint"
+VERSION = 2  # version 1: the untyped dict before it, read by `from_legacy_layout`
+BASE_MOVEMENT_SUFFIX = "_bm"
+# The trainer's dict layout before the typed format: what a file of it must hold.
+LEGACY_KEYS = ("policy", "learner", "num_steps", "num_updates", "config",
+               "observation_space", "action_space")  # fmt: skip
 
 
-class CheckpointError(RuntimeError):
-    """A checkpoint is missing or unreadable (one line naming the file and the fix)."""
+class CheckpointError(ValueError):
+    """A checkpoint is unreadable or not one (one line naming the file and the fix)."""
+
+
+class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
+    """The checkpoint file does not exist (one line naming it and the fix)."""
+
+
+def checkpoint_stem(skill: str, base_movement: bool) -> str:
+    """File stem of a skill's checkpoint: SKILL, or SKILL_bm for its base-movement variant
+    (the shipped files and their .json manifests, folders of SKILL.pt files)."""
+    return f"{skill}{BASE_MOVEMENT_SUFFIX}" if base_movement else skill
+
+
+def config_base_movement(config: Mapping[str, Any]) -> bool | None:
+    """The base movement a composed training config (a checkpoint's or a run's config.yaml)
+    records: task.base_movement, else the top-level copy; None when it records neither."""
+    task = config.get("task")
+    if isinstance(task, Mapping) and task.get("base_movement") is not None:
+        return bool(task["base_movement"])
+    if config.get("base_movement") is not None:
+        return bool(config["base_movement"])
+    return None
+
+
+def preset_of_space(space: gym.spaces.Dict) -> str:
+    """The observation preset a policy's observation space comes from."""
+    if "depth" in space.spaces:
+        return "depth"
+    return "state_rays" if "rays" in space.spaces else "state"
+
+
+def model_config_from_dict(data: Mapping[str, Any]) -> ModelConfig:
+    """A ModelConfig from stored plain data (lists for tuples): fields it does not know are
+    dropped, fields it lacks (added after the file was written) keep their defaults."""
+    known = ModelConfig.__dataclass_fields__
+    return ModelConfig(
+        **{k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
+    )
+
+
+def _plain_model(model: ModelConfig) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(model).items()}
+
+
+@dataclass
+class TrainingState:
+    """What a trainer needs beside the weights to continue a run exactly."""
+
+    learner: dict[str, Any]  # the trainer's own: VER optimiser and schedule, PQL learners
+    rng: dict[str, Any]  # `rng_state()`
+
+
+@dataclass
+class SkillCheckpoint:
+    """A trained skill policy and what it is; `save` / `load` are the only file format."""
+
+    skill: str
+    base_movement: bool  # the manipulation skill also drives the base (always False for nav)
+    obs_preset: str  # "depth", "state" or "state_rays" (`preset_of_space`)
+    model: ModelConfig
+    observation_space: gym.spaces.Dict
+    action_space: gym.spaces.Box
+    weights: dict[str, torch.Tensor]  # the policy's state_dict (fp16 in shipped files)
+    success_radius: float | None = None  # nav: the goal distance (m) training counted success
+    step_limit: int | None = None  # the training task's max_episode_steps
+    num_steps: int = 0
+    num_updates: int = 0
+    wall_time_s: float = 0.0
+    config: dict[str, Any] = field(default_factory=dict)  # the composed config, for the record
+    manifest: dict[str, Any] | None = None  # shipped checkpoints (`ship_skill export`)
+    training: TrainingState | None = None  # trainer checkpoints; None in shipped ones
+
+    @property
+    def file_stem(self) -> str:
+        return checkpoint_stem(self.skill, self.base_movement)
+
+    @classmethod
+    def from_training(
+        cls,
+        config: Mapping[str, Any],
+        weights: dict[str, torch.Tensor],
+        observation_space: gym.spaces.Dict,
+        action_space: gym.spaces.Box,
+        *,
+        num_steps: int,
+        num_updates: int,
+        wall_time_s: float,
+        training: TrainingState,
+    ) -> SkillCheckpoint:
+        """A trainer's checkpoint, described by its composed config (`TrainConfig` as plain
+        data; keys it lacks take TrainConfig's defaults, so a trainer built without one, as in
+        the tests, writes the synthetic skill)."""
+        skill = str(config.get("skill") or "synthetic")
+        return cls(
+            skill=skill,
+            observation_space=observation_space,
+            action_space=action_space,
+            weights=weights,
+            num_steps=int(num_steps),
+            num_updates=int(num_updates),
+            wall_time_s=float(wall_time_s),
+            config=dict(config),
+            training=training,
+            **_described(config, skill, observation_space, action_space),
+        )
+
+    def for_shipping(self, manifest: Mapping[str, Any]) -> SkillCheckpoint:
+        """What the package ships of it: fp16 weights, the manifest, no training state."""
+        weights = {
+            k: v.half() if torch.is_floating_point(v) else v for k, v in self.weights.items()
+        }
+        return dataclasses.replace(self, weights=weights, manifest=dict(manifest), training=None)
+
+    def save(self, path: str | Path) -> Path:
+        """Write atomically (temp file + fsync + os.replace); returns the path."""
+        state = {"format": FORMAT, "version": VERSION}
+        for f in dataclasses.fields(self):
+            state[f.name] = getattr(self, f.name)
+        state["model"] = _plain_model(self.model)
+        if self.training is not None:  # not asdict: it would deep-copy the optimiser state
+            state["training"] = {"learner": self.training.learner, "rng": self.training.rng}
+        return write_atomically(path, lambda f: torch.save(state, f))
+
+    @classmethod
+    def load(
+        cls, path: str | Path, map_location: str | torch.device = "cpu", skill: str | None = None
+    ) -> SkillCheckpoint:
+        """Read a checkpoint of this format or of the layout before it; `skill` names the
+        skill of an old file that records none. CheckpointNotFoundError / CheckpointError,
+        one line naming the file and the fix, for a missing, corrupt or foreign file."""
+        path = Path(path)
+        if not path.is_file():
+            raise CheckpointNotFoundError(
+                f"checkpoint {path} not found: pass an existing checkpoint file (a training "
+                "run's checkpoints/latest.pt or a shipped rearrange/skills/pretrained/SKILL.pt)"
+            )
+        try:
+            state = torch.load(path, map_location=map_location, weights_only=False)
+        except Exception as exc:  # torn, truncated or not a torch file at all
+            raise CheckpointError(
+                f"checkpoint {path} is corrupt ({type(exc).__name__}): delete it to start fresh "
+                "or restore an earlier copy"
+            ) from None
+        if not isinstance(state, dict):
+            raise CheckpointError(
+                f"checkpoint {path} holds a {type(state).__name__}, not a rearrange checkpoint: "
+                "pass a file written by rearrange.train_skill or rearrange.ship_skill"
+            )
+        if "format" not in state:
+            return from_legacy_layout(state, path, skill)
+        if state["format"] != FORMAT or state.get("version") != VERSION:
+            raise CheckpointError(
+                f"checkpoint {path} has format {state['format']!r} version "
+                f"{state.get('version')!r}; this rearrange reads {FORMAT!r} version {VERSION} "
+                "and the layout before it: load it with the rearrange that wrote it"
+            )
+        names = [f.name for f in dataclasses.fields(cls)]
+        _require(path, state, names)
+        _check_types(path, state, "weights")
+        fields = {n: state[n] for n in names}
+        fields["model"] = model_config_from_dict(state["model"])
+        if state["training"] is not None:
+            fields["training"] = TrainingState(**state["training"])
+        return cls(**fields)
+
+
+def load_for_resume(
+    path: Path, map_location: str | torch.device = "cpu"
+) -> tuple[SkillCheckpoint, TrainingState]:
+    """A run's checkpoint to continue and its training state; CheckpointError for one that
+    has none (a shipped or exported checkpoint: its weights can only start a new run)."""
+    ckpt = SkillCheckpoint.load(path, map_location)
+    if ckpt.training is None:
+        raise CheckpointError(
+            f"checkpoint {path} holds no training state (a shipped or exported checkpoint): "
+            "start a new run (another --run-name), with pretrained_weights= for its weights"
+        )
+    return ckpt, ckpt.training
+
+
+def _described(
+    config: Mapping[str, Any],
+    skill: str,
+    observation_space: gym.spaces.Dict,
+    action_space: gym.spaces.Box,
+) -> dict[str, Any]:
+    """The fields a training config describes; base movement recorded, else (old configs)
+    the action width: a manipulation skill whose actions include the two base dimensions."""
+    task = config.get("task")
+    task = task if isinstance(task, Mapping) else {}
+    base_movement = config_base_movement(config)
+    if base_movement is None:
+        width = int(np.prod(action_space.shape))
+        base_movement = skill != "nav" and width == action_layout(skill, True).size
+    radius = (task.get("thresholds") or {}).get("nav_dist") if skill == "nav" else None
+    limit = task.get("max_episode_steps")
+    return {
+        "base_movement": bool(base_movement),
+        "obs_preset": preset_of_space(observation_space),
+        "model": model_config_from_dict(config.get("model") or {}),
+        "success_radius": None if radius is None else float(radius),
+        "step_limit": None if limit is None else int(limit),
+    }
+
+
+def from_legacy_layout(
+    state: dict[str, Any], path: Path, skill: str | None = None
+) -> SkillCheckpoint:
+    """A checkpoint of the dict layout before the typed format (the shipped checkpoints, runs
+    trained before it): "policy" weights, "learner" state, counters, the composed "config" and
+    the spaces; training state when it has its RNG states. Its skill is the config's, else
+    `skill`; where the config lacks a field the skill spec's default applies."""
+    _require(path, state, LEGACY_KEYS)
+    _check_types(path, state, "policy")
+    config = state["config"] if isinstance(state["config"], dict) else {}
+    skill = config.get("skill") or skill
+    if not skill:
+        raise CheckpointError(
+            f"checkpoint {path} does not record its skill: load it as a named skill "
+            f"(python -m rearrange.eval_skill SKILL --checkpoints {path})"
+        )
+    return SkillCheckpoint(
+        skill=str(skill),
+        observation_space=state["observation_space"],
+        action_space=state["action_space"],
+        weights=state["policy"],
+        num_steps=int(state["num_steps"]),
+        num_updates=int(state["num_updates"]),
+        wall_time_s=float(state.get("wall_time_s", 0.0)),
+        config=config,
+        manifest=state.get("manifest"),
+        training=TrainingState(state["learner"], state["rng"]) if "rng" in state else None,
+        **_described(config, str(skill), state["observation_space"], state["action_space"]),
+    )
+
+
+def _require(path: Path, state: Mapping[str, Any], keys: tuple[str, ...] | list[str]) -> None:
+    missing = [k for k in keys if k not in state]
+    if missing:
+        raise CheckpointError(
+            f"checkpoint {path} lacks {missing}: it was not written by rearrange.train_skill "
+            "or rearrange.ship_skill; pass the right file"
+        )
+
+
+def _check_types(path: Path, state: Mapping[str, Any], weights_key: str) -> None:
+    expected = (
+        ("observation_space", gym.spaces.Dict),
+        ("action_space", gym.spaces.Box),
+        (weights_key, dict),
+    )
+    problems = [key for key, kind in expected if not isinstance(state[key], kind)]
+    if problems:
+        raise CheckpointError(
+            f"checkpoint {path} has an unusable {', '.join(problems)}: it was not written by "
+            "rearrange.train_skill or rearrange.ship_skill; pass the right file"
+        )
 
 
 def rng_state() -> dict[str, Any]:
@@ -45,11 +316,6 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def save_checkpoint(path: str | Path, state: dict[str, Any]) -> Path:
-    """Write `state` atomically to `path` (temp file + fsync + os.replace)."""
-    return write_atomically(path, lambda f: torch.save(state, f))
-
-
 def _fsync_dir(directory: Path) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
@@ -61,29 +327,6 @@ def _fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """Read a checkpoint written by `save_checkpoint`; CheckpointError if missing/corrupt."""
-    path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(
-            f"checkpoint {path} not found: pass an existing checkpoint file or start without --resume"
-        )
-    try:
-        state = torch.load(path, map_location=map_location, weights_only=False)
-    except (RuntimeError, EOFError, pickle.UnpicklingError, zipfile.BadZipFile, ValueError) as exc:
-        raise CheckpointError(
-            f"checkpoint {path} is corrupt ({type(exc).__name__}): delete it to start fresh "
-            "or restore an earlier copy"
-        ) from None
-    missing = [k for k in REQUIRED_KEYS if not isinstance(state, dict) or k not in state]
-    if missing:
-        raise CheckpointError(
-            f"checkpoint {path} lacks {missing}: it was not written by rearrange.train_skill; "
-            "delete it or pass the right file"
-        )
-    return state
 
 
 def find_latest(checkpoint_dir: str | Path) -> Path | None:
@@ -107,7 +350,7 @@ def keep_snapshot(latest: Path, num_steps: int, keep: int) -> None:
 
 def write_atomically(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
     """Write a file atomically (temp file in the same directory, fsync, `os.replace`), with `write(f)` filling the open binary file: a SIGKILL mid-write leaves the
-    previous file, never a torn one. Used for files saved beside a checkpoint (PQL's replay)."""
+    previous file, never a torn one. Used for checkpoints and the files saved beside them (PQL's replay)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")

@@ -38,6 +38,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from rearrange.runtime.run import TrainProcessError
 from rearrange.runtime.shared_memory import (
     SharedBuffers,
     attach_buffers,
@@ -74,14 +75,12 @@ def encode_reply(episode: dict[str, Any] | None) -> bytes:
     return WorkerMsg.EPISODE.value + pickle.dumps(episode, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-class EnvWorkerError(RuntimeError):
+class EnvWorkerError(TrainProcessError):
     """An env worker died or raised; the message names the env index and the cause.
 
     The worker's traceback (if it sent one) is kept in `worker_traceback`, not in the message."""
 
-    def __init__(self, message: str, worker_traceback: str | None = None):
-        super().__init__(message)
-        self.worker_traceback = worker_traceback
+    process = "env worker"
 
 
 @dataclass

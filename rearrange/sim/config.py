@@ -48,6 +48,18 @@ class SimConfig:
     along edges and round corners): first the move less its part into the nearest obstacle
     (along the contact normal), then its x-only and y-only parts. The axis parts alone
     trap the base on convex corners such as a doorway's jamb (docs/DESIGN.md §8.1)."""
+    world_blocks_robot: bool = True
+    """Walls, fixed furniture and closed or open doors/drawers block the arm (and the base
+    carrying it), as they block the base disc: a policy step whose end pose would put a robot
+    link deeper than `block_depth` into them (and deeper than it already is) is cut short at
+    the last free fraction of the move (docs/DESIGN.md §3). False: the robot passes through
+    and only its penetration is reported by `contact_force()` (the world before issue 27)."""
+    block_depth: float = 0.01
+    """Deepest robot-vs-static overlap (m) a step may end in: contact, not penetration. Half
+    of the 2 cm the physical-honesty target allows, so a step's cut is never the one that
+    crosses it."""
+    block_search_steps: int = 4
+    """Bisection steps that find the free fraction of a blocked move (1/16 of a step)."""
     # --- suction gripper -----------------------------------------------------------------
     grasp_threshold: float = 0.02
     """An object (or handle) grasps only if its surface is within this distance of the

@@ -157,12 +157,13 @@ def _fridge(f: Furniture) -> FurnitureParts:
             mass=0.2,
         ),
     ]
-    for dz in (-0.11, 0.11):
+    for i, dz in enumerate((-0.11, 0.11)):
         door.append(
             Box(
                 (t + A.FRIDGE_HANDLE_OUT / 2, hy, A.FRIDGE_HANDLE_Z + dz),
                 (A.FRIDGE_HANDLE_OUT / 2, 0.008, 0.008),
                 HANDLE,
+                f"handle_fridge_post{i}",
                 collision="door",
                 mass=0.05,
             )
@@ -222,12 +223,13 @@ def _drawer(k: int, hx: float, ly: float) -> MovingPart:
             mass=0.1,
         )
     )
-    for sy in (-1, 1):
+    for i, sy in enumerate((-1, 1)):
         boxes.append(
             Box(
                 (hx + A.DRAWER_HANDLE_OUT / 2, sy * 0.07, A.DRAWER_HANDLE_Z),
                 (A.DRAWER_HANDLE_OUT / 2, 0.008, 0.008),
                 HANDLE,
+                f"handle_drawer_{k}_post{i}",
                 collision=mv,
                 mass=0.02,
             )

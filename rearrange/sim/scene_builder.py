@@ -66,6 +66,7 @@ class SceneIndex:
     art_handle_site: dict[str, int]
     art_eq: dict[str, int]  # weld gripper -> door/drawer, for handle grasps
     art_geoms: dict[str, np.ndarray]  # collision geoms of each door/drawer body
+    art_grip_geoms: dict[str, np.ndarray]  # its handle bar and posts: what a grasp holds
     robot_collision_geoms: np.ndarray  # robot geoms that collide (not render proxies)
     default_conaffinity: np.ndarray  # every geom's compiled conaffinity (grasps edit it)
 
@@ -212,6 +213,10 @@ def _index(m: mujoco.MjModel, layout: Layout, n_obj: int) -> SceneIndex:
         art_handle_site={a: m.site(f"handle_site_{a}").id for a in arts},
         art_eq={a: m.equality(f"grasp_{a}").id for a in arts},
         art_geoms={a: np.flatnonzero(m.geom_bodyid == b) for a, b in art_body.items()},
+        art_grip_geoms={
+            a: np.array([g for g in range(m.ngeom) if m.geom(g).name.startswith(f"handle_{a}")])
+            for a in arts
+        },
         robot_collision_geoms=np.flatnonzero(robot_geoms & (m.geom_contype != 0)),
         default_conaffinity=m.geom_conaffinity.copy(),
     )

@@ -28,6 +28,7 @@ class Simulator(Protocol):
     episode: Episode  # the current episode (after `reset`)
     rest_ee_pos_base: np.ndarray  # [3] EE resting position, base frame
     collision_count: int  # base/arm collisions since reset
+    static_depth: float  # deepest robot overlap with walls/furniture/doors after the last step (m)
     footprints: Footprints  # walls and furniture as 2-D boxes: the base collision check
 
     # ---------------------------------------------------------------- episode and control

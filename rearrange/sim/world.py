@@ -7,13 +7,17 @@ tracks its commands exactly (as Habitat 2.0's kinematic Fetch). The base cannot 
 or furniture: moves are checked against the layout's 2-D footprints (circle vs boxes), and
 against an open fridge door's panel at its current angle (`placement.SwingingParts`).
 
-Contacts (why): the robot collides in the physics only with movable things (free objects,
-doors, drawers); against walls and fixed furniture a kinematic robot can move nothing and
-its contacts only inject huge impulses into the solve shared with the suction welds (a
-forearm 10 cm inside a counter threw held objects out of the hold). Its penetration of fixed
-geometry is still measured, once per policy step by a collision pass with the robot's
-static bit switched on, and reported by `contact_force()` as PENETRATION_STIFFNESS x depth
-(summed over contacts) plus the solver forces of its contacts with movable things.
+Contacts (why): the robot collides in the physics only with free objects; against walls,
+fixed furniture, doors and drawers a kinematic robot can move nothing and its contacts only
+inject huge impulses into the solve shared with the suction welds (a forearm 10 cm inside a
+counter threw held objects out of the hold). Instead the world blocks it geometrically
+(`SimConfig.world_blocks_robot`, docs/DESIGN.md §3): before the physics of a policy step,
+one collision pass with the robot's static bit switched on checks the step's end pose; if
+a robot link would end deeper than `block_depth` in static geometry (and deeper than it
+already is), bisection finds the free fraction of the move and the arm and base stop there,
+as a servoed arm stalls against a counter. The same pass gives `contact_force()`:
+PENETRATION_STIFFNESS x the summed depth of those contacts, plus the solver forces of the
+robot's contacts with free objects.
 
 Speed (why): on CPU (Mesa llvmpipe) the 128x128 head depth dominated a step (2.5 of 2.9 ms).
 Head cameras see low-poly arm proxies (`robot.add_head_proxies`) and coarse primitives
@@ -76,6 +80,10 @@ class RearrangeSim:
         self.swinging: SwingingParts | None = None
         self.footprints: Footprints | None = None
         self.collision_count = 0
+        self.blocked_steps = 0
+        self.static_depth = 0.0
+        self._start_depth: tuple[float, float] | None = None
+        self._entry_depth = 0.0
         self.rest_ee_pos_base = np.zeros(3)
         # Head camera: no hidden robot parts, low-poly arm proxies; third person: the reverse.
         self.head_vopt = mujoco.MjvOption()
@@ -169,6 +177,10 @@ class RearrangeSim:
         if "holding" in episode.extras and episode.extras["holding"] is not None:
             self.start_holding(int(episode.extras["holding"]))
         self.collision_count = 0
+        self.blocked_steps = 0  # policy steps the world cut short (world_blocks_robot)
+        self.static_depth = 0.0  # deepest robot overlap with static geometry after the step
+        self._start_depth = None  # (deepest, summed) static depth of the pose now
+        self._entry_depth = 0.0  # depth of a pose placed inside static geometry (_depth_cap)
         self._contact_force = 0.0
         self._violated = False
 
@@ -184,6 +196,7 @@ class RearrangeSim:
         q = np.clip(q, self.idx.arm_range[:, 0], self.idx.arm_range[:, 1])
         self.data.qpos[self.idx.arm_qpos] = q
         self.arm_target = q.copy()
+        self._start_depth = None
         mujoco.mj_forward(self.model, self.data)
 
     def start_holding(self, obj: int) -> None:
@@ -227,10 +240,15 @@ class RearrangeSim:
         base_start = d.qpos[idx.base_qpos].copy()
         base_goal = base_start if base_vel is None else self._base_goal(base_start, base_vel)
         if grip is not None:
+            held = self.gripper.held_articulation
             if grip >= 0:
                 self.gripper.try_grasp()
             else:
                 self.gripper.release()
+            if self.gripper.held_articulation != held:  # a door counts (or not) from now
+                self._start_depth = None
+        if cfg.world_blocks_robot:
+            base_goal = self._free_goal(arm_start, base_start, base_goal)
         self._physics(arm_start, base_start, base_goal)
         self._violated = self.gripper.check_violation()
         self.gripper.update_release()
@@ -280,6 +298,74 @@ class RearrangeSim:
         depth = r - doors.distance(x, y)
         return depth > 0 and depth > r - doors.distance(start[0], start[1]) + 1e-9
 
+    def _free_goal(self, arm_start, base_start, base_goal) -> np.ndarray:
+        """Cut this step's move (arm_start -> arm_target, base_start -> base_goal) short where
+        its end pose would put the robot into static geometry: the largest fraction (by
+        bisection) whose pose is no deeper than `_depth_cap()`. Sets `arm_target` and the end
+        pose's depths (`_end_depth`); returns the base goal."""
+        arm_move, base_move = self.arm_target - arm_start, base_goal - base_start
+        start = self._depth_now(arm_start, base_start)
+        if not (arm_move.any() or base_move.any()):
+            self._end_depth = start
+            return base_goal
+        cap = self._depth_cap()
+        end = self._depth_at(self.arm_target, base_goal)
+        if end[0] <= cap:
+            self._end_depth = end
+            self._note_depth(end[0])
+            return base_goal
+        lo, lo_depth, hi = 0.0, start, 1.0
+        for _ in range(self.config.block_search_steps):
+            mid = 0.5 * (lo + hi)
+            depth = self._depth_at(arm_start + mid * arm_move, base_start + mid * base_move)
+            if depth[0] <= cap:
+                lo, lo_depth = mid, depth
+            else:
+                hi = mid
+        if lo == 0.0 and self._entry_depth == 0.0:
+            # Stuck at the start: was it put into the geometry behind our back (a door that
+            # swung into the arm)? Then it may leave as from a placed pose.
+            fresh = self._depth_at(arm_start, base_start)
+            if fresh[0] > self.config.block_depth:
+                self._start_depth, self._entry_depth = fresh, fresh[0]
+                return self._free_goal(arm_start, base_start, base_goal)
+        self.blocked_steps += 1
+        self.arm_target = arm_start + lo * arm_move
+        self._end_depth = lo_depth
+        self._note_depth(lo_depth[0])
+        return base_start + lo * base_move
+
+    def _depth_cap(self) -> float:
+        """Deepest overlap a step may end in: `block_depth`; from a pose placed inside the
+        geometry (reset, a set_* call, a door swung into it) its depth then plus
+        `block_depth`, so the arm can leave along paths that are briefly deeper (the overlap
+        depth is the shortest way out, which jumps as the way out changes) but never
+        ratchets in."""
+        return self.config.block_depth + self._entry_depth
+
+    def _note_depth(self, depth: float) -> None:
+        if depth <= self.config.block_depth:
+            self._entry_depth = 0.0  # out: the normal cap again
+
+    def _depth_now(self, arm_q, base_q) -> tuple[float, float]:
+        """(deepest, summed) static depth of the pose the robot is in (cached per pose; a pose
+        set from outside that overlaps deeper than `block_depth` becomes the entry depth)."""
+        if self._start_depth is None:
+            self._start_depth = self._depth_at(arm_q, base_q)
+            deep = self._start_depth[0] > self.config.block_depth
+            self._entry_depth = self._start_depth[0] if deep else 0.0
+        return self._start_depth
+
+    def _depth_at(self, arm_q, base_q) -> tuple[float, float]:
+        """(deepest, summed) depth of the robot's overlaps with static geometry with the arm
+        at `arm_q` and the base at `base_q` (kinematics only: nothing else moves)."""
+        d, idx = self.data, self.idx
+        d.qpos[idx.arm_qpos] = arm_q
+        d.qpos[idx.base_qpos] = base_q
+        mujoco.mj_kinematics(self.model, d)
+        depth = self._static_depths()
+        return (float(depth.max()), float(depth.sum())) if depth.size else (0.0, 0.0)
+
     def _physics(self, arm_start, base_start, base_goal) -> None:
         m, d, idx, cfg = self.model, self.data, self.idx, self.config
         n = cfg.substeps
@@ -303,14 +389,25 @@ class RearrangeSim:
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
         mujoco.mj_camlight(m, d)
-        self._contact_force = force / n + self._static_penetration()
+        if self.config.world_blocks_robot:
+            # The end pose's depths came from _free_goal's pass (only a door that swung by
+            # itself during the step can differ); they are the next step's start.
+            self._start_depth = self._end_depth
+        else:
+            depth = self._static_depths()
+            self._start_depth = (float(depth.max()), float(depth.sum())) if depth.size else (0, 0)
+        self.static_depth = self._start_depth[0]
+        self._contact_force = force / n + PENETRATION_STIFFNESS * self._start_depth[1]
         if self._contact_force > 0:
             self.collision_count += 1
 
-    def _static_penetration(self) -> float:
-        """PENETRATION_STIFFNESS x summed depth of the robot's overlaps with walls and fixed
-        furniture now: one collision pass with the robot's static bit switched on (those
-        contacts never reach the solver; the next mj_step rebuilds the contact list)."""
+    def _static_depths(self) -> np.ndarray:
+        """Depth (m) of each robot-geom pair's overlap with walls, fixed furniture, doors and
+        drawers at the current kinematics (the deepest of the pair's contact points; a box
+        pair gives up to 4), but for the handle the gripper holds: one collision pass with
+        the robot's static bit switched on (those contacts never reach the solver; the next
+        mj_step rebuilds the contact list). The held door's panel counts: a wrist that the
+        swinging door sweeps into is in it."""
         m, d = self.model, self.data
         robot = self.idx.robot_collision_geoms
         saved = m.geom_conaffinity[robot].copy()
@@ -320,16 +417,22 @@ class RearrangeSim:
         finally:
             m.geom_conaffinity[robot] = saved
         if d.ncon == 0:
-            return 0.0
+            return np.zeros(0)
         g = d.contact.geom[: d.ncon]
         is_robot = self.idx.robot_geoms[g]
         static = (m.geom_contype[g] & STATIC_BIT).astype(bool)
         pairs = (is_robot[:, 0] & static[:, 1]) | (is_robot[:, 1] & static[:, 0])
         held = self.gripper.held_articulation
-        if held is not None:  # the arm may pass through the door it holds (fridge door)
-            pairs &= ~np.isin(g, self.idx.art_geoms[held]).any(axis=1)
+        if held is not None:  # the gripper is on the handle it holds
+            pairs &= ~np.isin(g, self.idx.art_grip_geoms[held]).any(axis=1)
         depth = np.maximum(-d.contact.dist[: d.ncon][pairs], 0.0)
-        return float(PENETRATION_STIFFNESS * depth.sum())
+        if depth.size <= 1:
+            return depth
+        key = g[pairs, 0].astype(np.int64) * m.ngeom + g[pairs, 1]
+        _, pair = np.unique(key, return_inverse=True)
+        deepest = np.zeros(int(pair.max()) + 1)
+        np.maximum.at(deepest, pair, depth)
+        return deepest
 
     def _robot_contact_force(self) -> float:
         d, idx = self.data, self.idx
@@ -366,6 +469,7 @@ class RearrangeSim:
         if not self.base_fits(x, y):
             return False
         self.data.qpos[self.idx.base_qpos] = (x, y, wrap_angle(yaw))
+        self._start_depth = None
         mujoco.mj_forward(self.model, self.data)
         return True
 
@@ -393,6 +497,7 @@ class RearrangeSim:
         q = np.asarray(q, dtype=np.float64).reshape(7)
         self.arm_target = np.clip(q, self.idx.arm_range[:, 0], self.idx.arm_range[:, 1])
         self.data.qpos[self.idx.arm_qpos] = self.arm_target
+        self._start_depth = None
         mujoco.mj_forward(self.model, self.data)
 
     def to_base_frame(self, p_world) -> np.ndarray:
@@ -473,6 +578,7 @@ class RearrangeSim:
     def set_articulation_pos(self, name: str, value: float) -> None:
         self.data.qpos[self._art(name)] = value
         self.data.qvel[self.idx.art_dof[name]] = 0.0
+        self._start_depth = None
         mujoco.mj_forward(self.model, self.data)
 
     def handle_pos(self, name: str) -> np.ndarray:

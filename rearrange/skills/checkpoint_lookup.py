@@ -1,10 +1,12 @@
 """Which checkpoint a learned skill loads: the shipped one unless a training run is asked for.
 
-The default is always the checkpoint shipped in `rearrange/skills/pretrained/`, whatever is
-under runs/: a half-trained run on disk must never replace a shipped skill unnoticed
-(docs/DESIGN.md §9). A run's weights are used only when asked for, by `--checkpoints PATH`
-(a train_skill run runs/SKILL/RUN, a folder of SKILL.pt files, or a folder of runs such as
-runs/) or by `--newest-run` (the skill's newest train_skill run under runs/). Errors are one line naming the path and the fix.
+`find_skill_checkpoint` is the one place that answers it, for `eval_skill`, the HAB
+evaluation, `make_skill` and the benchmarks. The default is always the checkpoint shipped in
+`rearrange/skills/pretrained/`, whatever is under runs/: a half-trained run on disk must never
+replace a shipped skill unnoticed (docs/DESIGN.md §9). A run's weights are used only when
+asked for, by `--checkpoints PATH` (a checkpoint file, a train_skill run runs/SKILL/RUN, a
+folder of SKILL[_bm].pt files, or a folder of runs such as runs/) or by `--newest-run` (the
+skill's newest train_skill run under runs/). Errors are one line naming the path and the fix.
 """
 
 from __future__ import annotations
@@ -15,6 +17,55 @@ from rearrange.skills.base import SkillError
 
 # Where `python -m rearrange.train_skill` writes: runs/SKILL/<run>/checkpoints/latest.pt.
 RUNS_DIR = Path("runs")
+
+
+def find_skill_checkpoint(
+    skill: str,
+    base_movement: bool = False,
+    checkpoints: str | Path | None = None,
+    newest_run: bool = False,
+    *,
+    shipped_fallback: bool = False,
+) -> Path:
+    """The checkpoint file of `skill` (its base-movement variant if asked): the one
+    `checkpoints` names (a file, or found in a run or folder, see `_in_folder`); with
+    `newest_run`, latest.pt of the skill's newest train_skill run under runs/ trained with the
+    same base movement; else, always, the checkpoint shipped with the package.
+
+    `shipped_fallback` is for several skills sharing those flags (the HAB evaluation): a
+    `checkpoints` training run of another skill, or `newest_run` without a run of this
+    skill, leaves this skill on its shipped checkpoint instead of failing."""
+    if checkpoints is not None and newest_run:
+        raise SkillError("--checkpoints and --newest-run both name the weights: pass one")
+    if checkpoints is not None:
+        path = check_checkpoint_path(checkpoints, skill)
+        if path.is_file():
+            return path
+        run = run_dir_of(path)
+        if not (shipped_fallback and run is not None and run_skill(run) != skill):
+            return _in_folder(path, skill, base_movement)
+    variant = " with base movement" if base_movement and skill != "nav" else ""
+    if newest_run:
+        runs = _newest_runs(RUNS_DIR / skill, None if skill == "nav" else base_movement)
+        if runs:
+            return runs[-1]
+        if not shipped_fallback:
+            raise SkillError(
+                f"--newest-run: no training run of {skill!r}{variant} under "
+                f"{RUNS_DIR / skill}/ (no */checkpoints/latest.pt); train one with "
+                f"{_train_hint(skill, bool(variant))} or drop --newest-run for the "
+                "shipped checkpoint"
+            )
+    from rearrange.skills.pretrained import pretrained_path
+
+    shipped = pretrained_path(skill, base_movement)
+    if shipped is not None:
+        return shipped
+    raise SkillError(
+        f"no checkpoint for skill {skill!r}{variant} shipped with the package; train "
+        f"one with {_train_hint(skill, bool(variant))} and pass --newest-run, or use "
+        "oracle skills"
+    )
 
 
 def _train_hint(skill_name: str, base_movement: bool = False) -> str:
@@ -51,11 +102,13 @@ def run_skill(run_dir: Path) -> str:
 
 
 def _run_base_movement(run_dir: Path) -> bool | None:
-    """base_movement of a train_skill run, from its config.yaml (None if unreadable)."""
+    """base_movement of a train_skill run, from its config.yaml (None if it cannot tell)."""
+    from omegaconf import OmegaConf
+
+    from rearrange.runtime.checkpoint import config_base_movement  # lazy: torch-heavy
+
     cfg = _run_config(run_dir)
-    if cfg is None:
-        return None
-    return bool(cfg.get("task", {}).get("base_movement", cfg.get("base_movement", False)))
+    return None if cfg is None else config_base_movement(OmegaConf.to_container(cfg))
 
 
 def _newest_runs(skill_dir: Path, base_movement: bool | None) -> list[Path]:
@@ -67,17 +120,16 @@ def _newest_runs(skill_dir: Path, base_movement: bool | None) -> list[Path]:
     return [r for r in runs if _run_base_movement(r.parent.parent) in (base_movement, None)]
 
 
-def find_checkpoint(
-    checkpoint_dir: str | Path, skill_name: str, base_movement: bool | None = None
-) -> Path:
-    """The checkpoint of `skill_name` in the folder `checkpoint_dir`, which the user named.
+def _in_folder(root: Path, skill_name: str, base_movement: bool) -> Path:
+    """The checkpoint of `skill_name` in the folder `root`, which the user named.
 
     A train_skill run (runs/SKILL/RUN) gives its checkpoints/latest.pt (it must be a run of
     `skill_name`). Any other folder: SKILL.pt (SKILL_bm.pt for base movement), SKILL/latest.pt,
-    then the newest run SKILL/<run>/checkpoints/latest.pt (with `base_movement` given, only
-    runs trained that way), then the newest SKILL/*.pt.
+    then the newest run SKILL/<run>/checkpoints/latest.pt trained with the same base
+    movement, then the newest SKILL/*.pt.
     """
-    root = Path(checkpoint_dir)
+    from rearrange.runtime.checkpoint import checkpoint_stem  # lazy: torch-heavy
+
     run = run_dir_of(root)
     if run is not None:
         trained = run_skill(run)
@@ -89,8 +141,8 @@ def find_checkpoint(
             )
         return run / "checkpoints" / "latest.pt"
     sub = root / skill_name
-    names = [f"{skill_name}_bm.pt"] if base_movement else [f"{skill_name}.pt"]
-    for cand in (*(root / n for n in names), sub / "latest.pt"):
+    name = f"{checkpoint_stem(skill_name, base_movement)}.pt"
+    for cand in (root / name, sub / "latest.pt"):
         if cand.is_file():
             return cand
     runs = _newest_runs(sub, base_movement)
@@ -98,19 +150,10 @@ def find_checkpoint(
     if runs or loose:
         return (runs or loose)[-1]
     raise SkillError(
-        f"no checkpoint for skill {skill_name!r} under {root} (looked for {', '.join(names)}, "
+        f"no checkpoint for skill {skill_name!r} under {root} (looked for {name}, "
         f"{skill_name}/<run>/checkpoints/latest.pt); train it with "
         f"{_train_hint(skill_name, bool(base_movement))} or run with `--skills oracle`"
     )
-
-
-def newest_run_checkpoint(
-    skill_name: str, base_movement: bool = False, runs_dir: str | Path = RUNS_DIR
-) -> Path | None:
-    """latest.pt of the skill's newest train_skill run under runs_dir (trained with the same
-    base movement; nav always moves its base), or None."""
-    runs = _newest_runs(Path(runs_dir) / skill_name, None if skill_name == "nav" else base_movement)
-    return runs[-1] if runs else None
 
 
 def check_checkpoint_path(path: str | Path, skill_name: str = "SKILL") -> Path:
@@ -123,43 +166,6 @@ def check_checkpoint_path(path: str | Path, skill_name: str = "SKILL") -> Path:
             "--checkpoints for the shipped checkpoints"
         )
     return path
-
-
-def resolve_checkpoint(
-    skill_name: str,
-    base_movement: bool = False,
-    checkpoint_dir: str | Path | None = None,
-    newest_run: bool = False,
-) -> Path:
-    """Where a learned skill's weights come from: the file or folder `checkpoint_dir` if given
-    (see `find_checkpoint`); with `newest_run`, the skill's newest train_skill run under
-    runs/; else, always, the checkpoint shipped with the package."""
-    if checkpoint_dir is not None and newest_run:
-        raise SkillError("--checkpoints and --newest-run both name the weights: pass one")
-    if checkpoint_dir is not None:
-        path = check_checkpoint_path(checkpoint_dir, skill_name)
-        return path if path.is_file() else find_checkpoint(path, skill_name, base_movement)
-    variant = " with base movement" if base_movement and skill_name != "nav" else ""
-    if newest_run:
-        found = newest_run_checkpoint(skill_name, base_movement)
-        if found is None:
-            raise SkillError(
-                f"--newest-run: no training run of {skill_name!r}{variant} under "
-                f"{RUNS_DIR / skill_name}/ (no */checkpoints/latest.pt); train one with "
-                f"{_train_hint(skill_name, bool(variant))} or drop --newest-run for the "
-                "shipped checkpoint"
-            )
-        return found
-    from rearrange.skills.pretrained import pretrained_path
-
-    shipped = pretrained_path(skill_name, base_movement)
-    if shipped is not None:
-        return shipped
-    raise SkillError(
-        f"no checkpoint for skill {skill_name!r}{variant} shipped with the package; train "
-        f"one with {_train_hint(skill_name, bool(variant))} and pass --newest-run, or use "
-        "oracle skills"
-    )
 
 
 def describe_checkpoint(path: Path) -> str:

@@ -9,13 +9,16 @@ goal is farther than the HAB mask distance, grip follows the skill's grip rule.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rearrange.skill_spec import SkillTarget, action_layout, step_limit_for
 from rearrange.skills.base import SkillError, check_skill_name
 from rearrange.skills.termination import postcondition_met
+
+if TYPE_CHECKING:
+    from rearrange.runtime.checkpoint import SkillCheckpoint
 
 
 def single_thread_torch() -> None:
@@ -33,68 +36,38 @@ def _fix_hint(skill_name: str) -> str:
     )
 
 
-def _load_checkpoint(path: Path) -> Any:
-    from rearrange.runtime import checkpoint as ckpt_mod  # lazy: torch-heavy
-
-    return ckpt_mod.load_checkpoint(path, map_location="cpu")
-
-
-def _field(ckpt: Any, *names: str) -> Any:
-    for n in names:
-        if isinstance(ckpt, dict) and n in ckpt:
-            return ckpt[n]
-        if hasattr(ckpt, n):
-            return getattr(ckpt, n)
-    raise KeyError(f"checkpoint has none of the fields {names}")
-
-
-def build_policy_from_checkpoint(path: Path, skill_name: str, device: str) -> tuple[Any, Any, Any]:
-    """(policy in eval mode, observation_space, action_space); SkillError on any failure.
-    The checkpoint's training config is kept as `policy.trained_config`."""
+def build_policy_from_checkpoint(
+    path: Path, skill_name: str, device: str
+) -> tuple[Any, SkillCheckpoint]:
+    """(policy in eval mode, its `SkillCheckpoint`); SkillError on any failure. `skill_name`
+    is the skill of an old checkpoint that does not record its own."""
     if not path.is_file():
         raise SkillError(
             f"checkpoint {path} for skill {skill_name!r} not found; {_fix_hint(skill_name)}"
         )
     try:
-        ckpt = _load_checkpoint(path)
-        obs_space = _field(ckpt, "observation_space", "obs_space")
-        act_space = _field(ckpt, "action_space", "act_space")
-        policy = _policy_from(ckpt, obs_space, act_space)
+        from rearrange.runtime.checkpoint import SkillCheckpoint  # lazy: torch-heavy
+
+        ckpt = SkillCheckpoint.load(path, map_location="cpu", skill=skill_name)
+        policy = _policy_from(ckpt)
         policy.to(device).eval()
-        policy.trained_config = _field(ckpt, "config")
-    except SkillError:
-        raise
     except Exception as exc:  # any unreadable / inconsistent file gets the same one line
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise SkillError(
             f"checkpoint {path} for skill {skill_name!r} is unreadable ({type(exc).__name__}: "
             f"{first[:200]}); {_fix_hint(skill_name)}"
         ) from None
-    return policy, obs_space, act_space
+    return policy, ckpt
 
 
-def _policy_from(ckpt: Any, obs_space: Any, act_space: Any) -> Any:
+def _policy_from(ckpt: SkillCheckpoint) -> Any:
     """Rebuilds the network from the checkpoint's model config and loads its weights."""
     from rearrange.models import build_policy
-    from rearrange.models.config import ModelConfig
 
-    model_cfg = _field(ckpt, "config")
-    if isinstance(model_cfg, dict) and "model" in model_cfg:
-        model_cfg = model_cfg["model"]
-    if isinstance(model_cfg, dict):
-        # The trainer stores plain data (lists for tuples); keep only ModelConfig fields.
-        known = ModelConfig.__dataclass_fields__
-        model_cfg = ModelConfig(
-            **{
-                k: tuple(v) if isinstance(v, list) else v
-                for k, v in model_cfg.items()
-                if k in known
-            }
-        )
-    if model_cfg.policy == "pql_actor":
+    if ckpt.model.policy == "pql_actor":
         import rearrange.pql.policy  # noqa: F401  (registers the PQL trainer's policy)
-    policy = build_policy(obs_space, act_space, model_cfg)
-    policy.load_state_dict(_field(ckpt, "policy"))
+    policy = build_policy(ckpt.observation_space, ckpt.action_space, ckpt.model)
+    policy.load_state_dict(ckpt.weights)
     return policy
 
 
@@ -109,30 +82,33 @@ class LearnedSkill:
         deterministic: bool = True,
     ) -> None:
         path = Path(checkpoint_path)
+        hint = skill_name or _skill_from_path(path)  # for old files that record no skill
         if not path.is_file():
-            hint = _fix_hint(skill_name or _skill_from_path(path))
-            raise SkillError(f"checkpoint {path} not found; {hint}")
-        self.name = check_skill_name(skill_name or _skill_from_path(path))
+            raise SkillError(f"checkpoint {path} not found; {_fix_hint(hint)}")
+        self.policy, ckpt = build_policy_from_checkpoint(path, hint, device)
+        if skill_name is not None and ckpt.skill != skill_name:
+            raise SkillError(
+                f"checkpoint {path} is a {ckpt.skill!r} checkpoint, not one of {skill_name!r}: "
+                f"pass a checkpoint of {skill_name} or drop --checkpoints for the shipped one"
+            )
+        self.name = check_skill_name(ckpt.skill)
         self.task = self.name
         self.device = device
         self.deterministic = deterministic
-        self.policy, self.observation_space, self.action_space = build_policy_from_checkpoint(
-            path, self.name, device
-        )
-        self.base_movement = _trained_base_movement(self.policy, self.name, self.action_space)
+        self.observation_space, self.action_space = ckpt.observation_space, ckpt.action_space
+        self.observation_preset = ckpt.obs_preset
+        self.trained_config = ckpt.config  # the composed training config, for the record
+        self.base_movement = ckpt.base_movement
         self.layout = action_layout(self.name, base_movement=self.base_movement)
-        self.step_limit = _trained_step_limit(self.policy, self.name, self.base_movement)
+        # A fixed-base skill gets the step limit it was trained with (the task's, e.g. pick
+        # 300); a base-moving one (NoNav) the HAB allowance of `step_limit_for`, which
+        # includes a drive; checkpoints that record none the DESIGN §6 default.
+        trained_limit = None if self.base_movement else ckpt.step_limit
+        self.step_limit = trained_limit or step_limit_for(self.name, self.base_movement)
         # nav: the radius (m) its training counted success within (the HAB stop-mask's base)
-        self.success_radius = _trained_nav_radius(self.policy) if self.name == "nav" else None
+        self.success_radius = ckpt.success_radius if self.name == "nav" else None
         self.target = SkillTarget()
         self._reset_state()
-
-    @property
-    def observation_preset(self) -> str:
-        spaces = self.observation_space.spaces
-        if "depth" in spaces:
-            return "depth"
-        return "state_rays" if "rays" in spaces else "state"
 
     def _reset_state(self) -> None:
         import torch
@@ -185,38 +161,12 @@ class LearnedSkill:
         return sim is not None and postcondition_met(self.name, self.target, sim)
 
 
-def _trained_base_movement(policy: Any, name: str, action_space: Any) -> bool:
-    """Whether the checkpoint's skill drives the base, as its training config records it
-    (`task.base_movement`: train_skill saves the whole config in VER and PQL checkpoints);
-    checkpoints without that record: an action width with the two base dimensions."""
-    config = policy.trained_config
-    task = config.get("task") if isinstance(config, dict) else None
-    if isinstance(task, dict) and task.get("base_movement") is not None:
-        return bool(task["base_movement"])
-    width = int(np.prod(action_space.shape))
-    return name != "nav" and width == action_layout(name, base_movement=True).size
-
-
-def _trained_step_limit(policy: Any, name: str, base_movement: bool) -> int:
-    """A fixed-base skill gets the step limit it was trained with (the task's, e.g. pick 300);
-    a base-moving one (NoNav) the HAB allowance of `step_limit_for`, which includes a drive."""
-    if not base_movement:
-        try:
-            return int(policy.trained_config["task"]["max_episode_steps"])
-        except Exception:  # older checkpoints: the DESIGN §6 default
-            pass
-    return step_limit_for(name, base_movement)
-
-
-def _trained_nav_radius(policy: Any) -> float | None:
-    """task.thresholds.nav_dist of the checkpoint's training config, if it records one."""
-    try:
-        return float(policy.trained_config["task"]["thresholds"]["nav_dist"])
-    except Exception:  # older checkpoints / no config
-        return None
-
-
 def _skill_from_path(path: Path) -> str:
-    """pick.pt → pick, checkpoints/pick/latest.pt → pick."""
-    stem = path.stem
-    return stem if stem != "latest" and not stem.startswith("ckpt") else path.parent.name
+    """The skill a file name suggests, for an old checkpoint that records none: pick.pt and
+    pick_bm.pt → pick, runs/pick/RUN/checkpoints/latest.pt → pick."""
+    from rearrange.runtime.checkpoint import BASE_MOVEMENT_SUFFIX  # lazy: torch-heavy
+
+    stem, folder = path.stem, path.parent
+    if stem == "latest" or stem.startswith("ckpt"):  # runs/SKILL/RUN/checkpoints/latest.pt
+        return folder.parent.parent.name if folder.name == "checkpoints" else folder.name
+    return stem.removesuffix(BASE_MOVEMENT_SUFFIX)

@@ -31,10 +31,10 @@ def make_skill(
     base_movement: bool = False,
     newest_run: bool = False,
 ) -> Skill:
-    """An oracle (scripted, privileged) or learned (VER checkpoint) skill by name.
+    """An oracle (scripted, privileged) or learned (VER-PPO or PQL checkpoint) skill by name.
 
     Learned skills load the checkpoint shipped with the package unless asked otherwise
-    (`checkpoint_lookup.resolve_checkpoint`): `checkpoint_dir` names a file, a train_skill
+    (`checkpoint_lookup.find_skill_checkpoint`): `checkpoint_dir` names a file, a train_skill
     run (runs/SKILL/RUN) or a folder of SKILL.pt files or runs; `newest_run` takes the
     skill's newest run under runs/. Their base movement comes from the checkpoint.
     """
@@ -42,9 +42,9 @@ def make_skill(
     if kind == "oracle":
         return make_oracle(skill_name, base_movement)
     if kind == "learned":
-        from rearrange.skills.checkpoint_lookup import resolve_checkpoint
+        from rearrange.skills.checkpoint_lookup import find_skill_checkpoint
         from rearrange.skills.learned import LearnedSkill
 
-        path = resolve_checkpoint(skill_name, base_movement, checkpoint_dir, newest_run)
+        path = find_skill_checkpoint(skill_name, base_movement, checkpoint_dir, newest_run)
         return LearnedSkill(path, device=device, skill_name=skill_name)
     raise SkillError(f"unknown skill kind {kind!r}; use one of: {', '.join(SKILL_KINDS)}")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rearrange.skills.base import Skill
+from rearrange.tasks.force_limit import EXCESSIVE_FORCE
 
 # Reward terms that end an episode without success, reported as the failure cause.
 FAILURE_TERMS = ("drop", "wrong_pick", "wrong_grasp")
@@ -22,12 +23,15 @@ class EpisodeResult:
     cause: str = ""  # why a failed episode ended: timeout, drop, wrong_pick, stop, ...
     ret: float = 0.0  # undiscounted return
     collisions: int = 0  # steps with a robot collision (blocked base or contact force)
+    max_depth: float = 0.0  # deepest robot overlap with static geometry at any step (m)
 
 
 def failure_cause(end: str, info: dict) -> str:
     """A failed episode's cause: the rule that ended it, else how it ended."""
     if end == "success":
         return ""
+    if info.get("excessive_force"):
+        return EXCESSIVE_FORCE
     terms = info.get("reward_terms", {})
     for name in FAILURE_TERMS:
         if terms.get(name, 0.0) < 0.0:
@@ -46,11 +50,12 @@ def run_skill_episode(
     skill.reset(base.target, sim)
     if on_frame is not None:
         on_frame(env.render())
-    steps, end, ret = 0, "truncated", 0.0
+    steps, end, ret, depth = 0, "truncated", 0.0, float(sim.static_depth)
     while True:
         obs, reward, terminated, truncated, info = env.step(skill.act(obs, sim))
         steps += 1
         ret += float(reward)
+        depth = max(depth, float(sim.static_depth))
         if on_frame is not None:
             on_frame(env.render())
         if info.get("success"):
@@ -70,4 +75,5 @@ def run_skill_episode(
         failure_cause(end, info),
         ret,
         int(sim.collision_count),
+        depth,
     )

@@ -2,23 +2,25 @@
 
 A subclass provides `_reset_task()` (initialise its reward trackers) and
 `_task_step(action) -> StepResult` (reward terms, success, failure). This class does the
-rest: episode choice, sim reset, action decoding, success bonus, termination, truncation.
+rest: episode choice, sim reset, action decoding, success bonus, the force limit,
+termination, truncation.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
-from typing import Any
+from dataclasses import dataclass, replace
 
 import gymnasium
 import numpy as np
 
 from rearrange.sim.episode_types import SPLITS, Episode
+from rearrange.sim.episodes.config import EpisodeGenConfig
 from rearrange.sim.simulator import Simulator
 from rearrange.skill_spec import SkillTarget, action_layout
 
 from .actions import DecodedAction, action_space, decode_action
 from .config import TaskConfig
+from .force_limit import ForceMeter
 from .grip_rules import GripTracker
 from .sensors import (
     build_observation,
@@ -37,18 +39,10 @@ class StepResult:
 
 
 def make_sim(config: TaskConfig) -> Simulator:
-    """Build the MuJoCo RearrangeSim from a TaskConfig or HabConfig (depth size, overrides)."""
-    from rearrange.sim.config import SimConfig
+    """Build the MuJoCo RearrangeSim of a TaskConfig or HabConfig (its `sim`)."""
     from rearrange.sim.world import RearrangeSim
 
-    names = {f.name for f in fields(SimConfig)}
-    kwargs = dict(config.sim_overrides)
-    for key in ("depth_width", "depth_height"):
-        kwargs.setdefault(key, config.depth_size)
-    unknown = set(kwargs) - names
-    if unknown:
-        raise ValueError(f"unknown SimConfig field(s) {sorted(unknown)}; valid: {sorted(names)}")
-    return RearrangeSim(SimConfig(**kwargs))
+    return RearrangeSim(config.sim)
 
 
 def load_task_episodes(
@@ -57,26 +51,17 @@ def load_task_episodes(
     num_episodes: int,
     split: str,
     seed: int,
-    gen_overrides: dict[str, Any] | None = None,
+    gen: EpisodeGenConfig | None = None,
 ) -> list[Episode]:
     """Episodes of `task` (a skill or HAB scenario) from `path`, or `num_episodes` made now
-    with `EpisodeGenConfig` fields replaced by `gen_overrides` (e.g. {"fridge_pick_prob":
-    0.4}; `TaskConfig.episode_gen_overrides()` gives a skill task's)."""
+    by the generator with options `gen` (default `EpisodeGenConfig()`; a skill task's is
+    `TaskConfig.episodes`)."""
     from rearrange.sim import episodes as ep_mod
 
     if path:
         eps = ep_mod.load_episodes(path)
     else:
-        config = None
-        if gen_overrides:
-            fields = ep_mod.EpisodeGenConfig.__dataclass_fields__
-            unknown = sorted(set(gen_overrides) - set(fields))
-            if unknown:
-                raise ValueError(
-                    f"unknown episode generation option(s) {unknown}; valid: {', '.join(fields)}"
-                )
-            config = ep_mod.EpisodeGenConfig(**gen_overrides)
-        eps = ep_mod.generate_episodes(task, split, num_episodes, seed, config=config)
+        eps = ep_mod.generate_episodes(task, split, num_episodes, seed, config=gen)
     check_episodes(eps, task, split)
     return eps
 
@@ -138,7 +123,7 @@ class SkillEnv(gymnasium.Env):
                 config.num_episodes,
                 split,
                 seed,
-                config.episode_gen_overrides(),
+                config.episodes,
             )
         else:
             check_episodes(self._episodes, config.task, split)
@@ -148,6 +133,7 @@ class SkillEnv(gymnasium.Env):
         self.target = SkillTarget()
         self.num_steps = 0
         self._grip = GripTracker(self.task, config.thresholds.articulation)
+        self.force = ForceMeter(config.force_limit)
 
     def _base_movement(self) -> bool:
         return self.task == "nav" or self.config.base_movement
@@ -178,6 +164,7 @@ class SkillEnv(gymnasium.Env):
         self.target = skill_target_from_episode(self.task, self.episode, self.config.thresholds)
         self.num_steps = 0
         self._grip.reset()
+        self.force.reset()
         self._reset_task()
         info = {"success": False, "episode_id": self.episode.episode_id}
         return self.observe(), info
@@ -191,14 +178,20 @@ class SkillEnv(gymnasium.Env):
         result = self._task_step(decoded)
         terms = dict(result.terms)
         success = result.success and not result.failed
+        # Habitat's force_terminate (tasks/force_limit.py); a succeeding step still succeeds.
+        forced = self.force.update(self.sim.contact_force()) and not success
         terms["success"] = self.config.reward.success if success else 0.0
-        terminated = success or result.failed or decoded.stop
+        terms["force_end"] = -self.config.reward.force_end if forced else 0.0
+        terminated = success or result.failed or decoded.stop or forced
         truncated = not terminated and self.num_steps >= self.config.max_episode_steps
         info = {
             "success": success,
             "reward_terms": terms,
             "episode_id": self.episode.episode_id,
             "num_steps": self.num_steps,
+            "excessive_force": forced,
+            "accum_force": self.force.accum,
+            "static_depth": float(self.sim.static_depth),
         }
         reward = float(sum(terms.values()))
         return self.observe(), reward, terminated, truncated, info

@@ -2,14 +2,19 @@
 
 `TaskConfig` is what `make_env` takes. Per-skill defaults (step limits, reward coefficients,
 success thresholds) come from `rearrange.skill_spec` through `default_task_config(task)`;
-yaml files in `skill_configs/` only override fields.
+yaml files in `skill_configs/` only override fields. Each setting has one owner: the episode
+generator's options are its `EpisodeGenConfig` (`task.episodes`), the simulator's its
+`SimConfig` (`task.sim`), both held whole here rather than mirrored (docs/DESIGN.md §5).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from rearrange.sim.config import SimConfig
+from rearrange.sim.episodes.config import EpisodeGenConfig
 from rearrange.skill_spec import (
     SKILL_NAMES,
     RewardConfig,
@@ -17,6 +22,7 @@ from rearrange.skill_spec import (
     default_rewards,
     task_step_limit,
 )
+from rearrange.tasks.force_limit import ForceLimit
 
 # "depth": 128x128 head depth + state sensors (the paper); "state": state sensors only;
 # "state_rays": state + a 64-ray obstacle range scan for nav (tasks/sensors.py RAY_SKILLS;
@@ -46,35 +52,12 @@ class TaskConfig:
     # when it is None, generate `num_episodes` on the fly with episodes.generate_episodes.
     episodes_path: str | None = None
     num_episodes: int = 50
-    # Episode generation options: fields named as in EpisodeGenConfig reach the generator
-    # (`episode_gen_overrides`); None keeps EpisodeGenConfig's default.
-    # Pick: the share of generated episodes whose object lies on the open fridge's shelf
-    # (None: the generator's default, EpisodeGenConfig.fridge_pick_prob = 0.2).
-    fridge_pick_prob: float | None = None
-    # Pick on the fridge shelf: up to this many other objects beside the target there
-    # (None: the generator's default, EpisodeGenConfig.fridge_pick_others = 0).
-    fridge_pick_others: int | None = None
-    # Place: the share of generated episodes whose goal is on the open fridge's shelf
-    # (None: the generator's default, EpisodeGenConfig.fridge_place_prob = 0).
-    fridge_place_prob: float | None = None
-    # Nav: the share of generated episodes starting in front of another object, where HAB
-    # nav legs start (None: the generator's default, EpisodeGenConfig.nav_stand_start_prob
-    # = 0: anywhere).
-    nav_stand_start_prob: float | None = None
-    # Nav: the share of generated episodes whose target lies on the open fridge's shelf
-    # (None: the generator's default, EpisodeGenConfig.nav_fridge_prob = 0).
-    nav_fridge_prob: float | None = None
-    # Nav: the share of generated episodes starting closer than nav_min_dist (2 m) to the
-    # goal, as HAB nav legs to the next object or goal on the same furniture do (None: the
-    # generator's default, EpisodeGenConfig.nav_near_start_prob = 0).
-    nav_near_start_prob: float | None = None
-    # Nav: the share of generated episodes starting with another object held at the carry
-    # pose, as HAB nav legs to a place goal do (None: the generator's default,
-    # EpisodeGenConfig.nav_hold_prob = 0).
-    nav_hold_prob: float | None = None
-    # Open/close: the work spawn's position noise times this (None: the generator's
-    # default, PlacementConfig.work_noise_scale = 1).
-    work_noise_scale: float | None = None
+    # How generated episodes are drawn (rearrange/sim/episodes/config.py, the one home of
+    # these options): e.g. episodes.fridge_pick_prob (pick targets on the fridge shelf),
+    # episodes.work_noise_scale (open/close start spread), episodes.nav_hold_prob (nav
+    # starts carrying an object). The names without `episodes.` are accepted as aliases
+    # (`task_field`), as they were TaskConfig fields before.
+    episodes: EpisodeGenConfig = field(default_factory=EpisodeGenConfig)
     # "+ base movement" variants: the share of episodes that start at the fixed-base (close)
     # spawn instead of the far one (a start-distribution curriculum for training: the
     # finishing moves are learned from starts where they are in reach; 0 = the VER paper's
@@ -89,21 +72,15 @@ class TaskConfig:
     # while the goal is > 2 m away. A deviation from Habitat 2.0 nav training, which masks it
     # only in the HRL executor; without it a random policy stops within ~2 steps.
     stop_mask: bool = True
-    # Overrides for rearrange.sim.config.SimConfig fields (e.g. {"torso_lift": 0.3}).
-    sim_overrides: dict[str, Any] = field(default_factory=dict)
-
-    def episode_gen_overrides(self) -> dict[str, Any]:
-        """The `EpisodeGenConfig` fields this config sets (the fields both configs name, where
-        not None), for `load_task_episodes`: a new generation option is one field here."""
-        from rearrange.sim.episodes import EpisodeGenConfig
-
-        shared = [
-            n for n in EpisodeGenConfig.__dataclass_fields__ if n in self.__dataclass_fields__
-        ]
-        values = {name: getattr(self, name) for name in shared}
-        return {k: v for k, v in values.items() if v is not None}
+    # Habitat's force_terminate: the episode ends as a failure (excessive_force) once the
+    # robot's contact force passes these limits (tasks/force_limit.py).
+    force_limit: ForceLimit = field(default_factory=ForceLimit)
+    # The simulator the env builds (e.g. sim.torso_lift=0.3); its depth camera size follows
+    # depth_size (`_sim_with_depth`).
+    sim: SimConfig = field(default_factory=SimConfig)
 
     def __post_init__(self) -> None:
+        self.sim = _sim_with_depth(self.sim, self.depth_size, "task")
         if self.task not in SKILL_NAMES:
             raise ValueError(f"unknown task {self.task!r}; valid tasks: {', '.join(SKILL_NAMES)}")
         if self.obs_preset not in OBS_PRESETS:
@@ -118,16 +95,47 @@ class TaskConfig:
             raise ValueError(f"near_start_prob must be in [0, 1], got {self.near_start_prob}")
 
 
+def _sim_with_depth(sim: SimConfig, depth_size: int, owner: str) -> SimConfig:
+    """`sim` with its head depth camera at depth_size × depth_size: the observation's size is
+    the config's `depth_size`, so the sim's depth fields only follow it. ValueError for a
+    sim depth set to another size."""
+    default = SimConfig()
+    for name in ("depth_width", "depth_height"):
+        value = getattr(sim, name)
+        if value not in (getattr(default, name), depth_size):
+            raise ValueError(
+                f"{owner}.sim.{name}={value} differs from {owner}.depth_size={depth_size}: the "
+                f"depth image size is {owner}.depth_size; set that instead"
+            )
+    return dataclasses.replace(sim, depth_width=depth_size, depth_height=depth_size)
+
+
+def task_field(name: str) -> str:
+    """The TaskConfig field path of `name`: an episode generation option named without its
+    sub-config (`fridge_pick_prob`, a TaskConfig field before it moved) is
+    `episodes.fridge_pick_prob`; any other name is itself."""
+    top = name.split(".", 1)[0]
+    if top not in TaskConfig.__dataclass_fields__ and top in EpisodeGenConfig.__dataclass_fields__:
+        return f"episodes.{name}"
+    return name
+
+
 def default_task_config(task: str, **overrides: Any) -> TaskConfig:
-    """The DESIGN §4 defaults for `task` (step limit, reward coefficients), then `overrides`."""
+    """The DESIGN §4 defaults for `task` (step limit, reward coefficients), then `overrides`:
+    TaskConfig fields, or episode generation options by name (`fridge_pick_prob=0.4` sets
+    `episodes.fridge_pick_prob`, `task_field`)."""
     if task not in SKILL_NAMES:
         raise ValueError(f"unknown task {task!r}; valid tasks: {', '.join(SKILL_NAMES)}")
+    options = {k: overrides.pop(k) for k in list(overrides) if task_field(k) != k}
     unknown = set(overrides) - set(TaskConfig.__dataclass_fields__)
     if unknown:
         raise ValueError(
             f"unknown TaskConfig field(s) {sorted(unknown)}; "
             f"valid: {', '.join(TaskConfig.__dataclass_fields__)}"
         )
+    if options:
+        base = overrides.get("episodes", EpisodeGenConfig())
+        overrides["episodes"] = dataclasses.replace(base, **options)
     # Built in one go (not `replace`): the default step limit depends on base_movement.
     return TaskConfig(**{"task": task, "reward": default_rewards(task), **overrides})
 
@@ -158,9 +166,12 @@ class HabConfig:
     predicates: HabThresholds = field(default_factory=HabThresholds)
     episodes_path: str | None = None
     num_episodes: int = 20
-    sim_overrides: dict[str, Any] = field(default_factory=dict)
+    # force_terminate over the whole HAB episode, as in Habitat's composite tasks
+    force_limit: ForceLimit = field(default_factory=ForceLimit)
+    sim: SimConfig = field(default_factory=SimConfig)  # its depth size follows depth_size
 
     def __post_init__(self) -> None:
+        self.sim = _sim_with_depth(self.sim, self.depth_size, "HabConfig")
         if self.obs_preset not in OBS_PRESETS:
             raise ValueError(
                 f"unknown obs_preset {self.obs_preset!r}; use one of {', '.join(OBS_PRESETS)}"

@@ -5,7 +5,8 @@ The evaluation executor switches skills on this env: for the running skill it ca
 `observe(skill, target)` (built by the same sensor code as the skill's training env, so a
 learned skill sees identical observations) and `apply_action(skill, action)` (decoded as in
 the skill env). PDDL predicates (`object_at`, `robot_at`, `opened`, `closed`) use the
-habitat-lab thresholds. The whole task is cut at `max_steps` (3000).
+habitat-lab thresholds. The whole task is cut at `max_steps` (3000), and ends once the robot's
+contact force passes `HabConfig.force_limit` (Habitat's force_terminate, over the episode).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rearrange.skill_spec import SkillTarget
 from .actions import DecodedAction, action_space, decode_action
 from .base import check_episodes, choose_episode, load_task_episodes, make_sim
 from .config import HabConfig
+from .force_limit import ForceMeter
 from .sensors import articulation_target, build_observation, task_observation_space
 
 
@@ -55,6 +57,8 @@ class HabEnv:
         self._rng = np.random.default_rng(seed)
         self.episode: Episode | None = None
         self.num_steps = 0
+        self.force = ForceMeter(self.config.force_limit)  # over the whole episode
+        self.max_depth = 0.0  # deepest robot overlap with static geometry this episode (m)
 
     # --- episode -------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> dict:
@@ -64,6 +68,8 @@ class HabEnv:
         self.episode = choose_episode(self.episodes, self._rng, opts, self.scenario, self.split)
         self.sim.reset(self.episode)
         self.num_steps = 0
+        self.force.reset()
+        self.max_depth = float(self.sim.static_depth)
         return {"episode_id": self.episode.episode_id, "num_targets": len(self.episode.targets)}
 
     @property
@@ -101,7 +107,14 @@ class HabEnv:
         decoded = decode_action(skill_task, self.config.skill_base_movement, action)
         self.sim.step(decoded.arm, decoded.grip, decoded.base)
         self.num_steps += 1
+        self.force.update(self.sim.contact_force())
+        self.max_depth = max(self.max_depth, float(self.sim.static_depth))
         return decoded
+
+    @property
+    def force_exceeded(self) -> bool:
+        """Habitat's force_terminate: the episode's contact force passed its limit."""
+        return self.force.exceeded
 
     # --- targets for skills --------------------------------------------------------------
     def pick_target(self, i: int) -> SkillTarget:

@@ -1,15 +1,19 @@
 """Typed configuration for the VER trainer.
 
 `PPOConfig` holds the learning hyper-parameters (defaults = VER paper, Table A1);
-`VERConfig` holds the experience-collection / system settings. Both are plain dataclasses so
-Hydra can store them in its ConfigStore; yaml files in `skill_configs/` only override them.
-Invalid values raise `ValueError` with one line naming the field and the fix.
+`VERConfig` holds the experience-collection / system settings. What every trainer reads (env
+count, total steps, seed, device, log and checkpoint intervals in env steps) is the run's
+`runtime.run.RunConfig` (docs/DESIGN.md §5). All are plain dataclasses so Hydra can store
+them in its ConfigStore; yaml files in `skill_configs/` only override them. Invalid values
+raise `ValueError` with one line naming the field and the fix.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+from rearrange.runtime.run import RunConfig
 
 ENTROPY_MODES = ("learned", "fixed")
 LR_SCHEDULES = ("cosine", "constant")
@@ -130,17 +134,14 @@ class PPOConfig:
 
 @dataclass
 class VERConfig:
-    """Experience collection and system settings (VER paper §2, Table A1; DD-PPO)."""
+    """Experience collection and system settings (VER paper §2, Table A1; DD-PPO). The env
+    count N is `RunConfig.num_envs`."""
 
     system: str = "ver"
     """'ver': variable experience per env + in-flight actions; 'nover': same async collection
     but exactly T steps from every env; 'ddppo': synchronous stepping of all envs."""
-    num_envs: int = 16
-    """Environments N per process/GPU."""
     rollout_steps: int = 128
     """T: a rollout holds T·N steps in total (per env it varies under 'ver')."""
-    total_steps: int = 500_000_000
-    """Environment steps to train for, summed over all processes."""
     num_inference_workers: int = 1
     """Inference workers per process. Only 1 is supported: the main process is the inference
     worker during collection and the learner during learning (VER App. A.1); extra inference
@@ -164,24 +165,9 @@ class VERConfig:
     Appendix E). Off in the paper's VER. Works with several ranks: the learner thread's
     gradient all-reduce has the default process group to itself (control collectives use a
     separate gloo group)."""
-    serial: bool = False
-    """Run env workers, inference and learning in one process (debugging, fast tests)."""
     cuda_graphs: bool = True
     """On a CUDA device, replay the acting step as one CUDA graph per batch-size bucket
     (graph_acting.py): the eager forward is kernel-launch bound there. No effect on CPU."""
-    checkpoint_interval: int = 100
-    """Write a checkpoint every this many updates (and at the end)."""
-    checkpoint_dir: str = "checkpoints"
-    """Directory for checkpoints (written atomically)."""
-    keep_checkpoints: int = 0
-    """Also keep the last this many checkpoints as ckpt_<steps>.pt beside latest.pt (0: only
-    latest.pt), to choose the shipped checkpoint by success on val episodes."""
-    log_interval: int = 10
-    """Log training stats every this many updates."""
-    seed: int = 0
-    """Base seed; env i of rank r is seeded from (seed, r, i)."""
-    device: str = "auto"
-    """'auto' (cuda if available), 'cpu' or 'cuda[:i]'."""
 
     def __post_init__(self) -> None:
         self.validate()
@@ -189,56 +175,50 @@ class VERConfig:
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
         _require(self.system in SYSTEMS, f"VERConfig.system={self.system!r}: use one of {SYSTEMS}")
-        _require(self.num_envs >= 1, f"VERConfig.num_envs must be >= 1, got {self.num_envs}")
         _require(
             self.rollout_steps >= 1,
             f"VERConfig.rollout_steps must be >= 1, got {self.rollout_steps}",
-        )
-        _require(
-            self.total_steps >= 1, f"VERConfig.total_steps must be >= 1, got {self.total_steps}"
         )
         _require(
             self.num_inference_workers == 1,
             f"VERConfig.num_inference_workers={self.num_inference_workers} is not supported: "
             "the main process is the only inference worker; set ver.num_inference_workers=1",
         )
-        lo, hi = self.resolved_min_inference_batch, self.resolved_max_inference_batch
+        given = [b for b in (self.min_inference_batch, self.max_inference_batch) if b is not None]
         _require(
-            1 <= lo <= hi,
-            f"VERConfig inference batch bounds must satisfy 1 <= min <= max, got min={lo}, max={hi}",
+            all(b >= 1 for b in given) and given == sorted(given),
+            "VERConfig inference batch bounds must satisfy 1 <= min <= max, got "
+            f"min={self.min_inference_batch}, max={self.max_inference_batch}",
         )
         _require(
             0 < self.ddppo_sync_fraction <= 1,
             f"VERConfig.ddppo_sync_fraction must be in (0, 1], got {self.ddppo_sync_fraction}",
         )
+
+    def check_run(self, run: RunConfig) -> None:
+        """Raise ValueError if these settings do not fit the run's N envs (the inference
+        batch bounds resolve against N)."""
+        lo = self.resolved_min_inference_batch(run.num_envs)
+        hi = self.resolved_max_inference_batch(run.num_envs)
         _require(
-            self.checkpoint_interval >= 1,
-            f"VERConfig.checkpoint_interval must be >= 1, got {self.checkpoint_interval}",
-        )
-        _require(
-            self.log_interval >= 1, f"VERConfig.log_interval must be >= 1, got {self.log_interval}"
-        )
-        _require(
-            self.keep_checkpoints >= 0,
-            f"VERConfig.keep_checkpoints must be >= 0, got {self.keep_checkpoints}",
+            1 <= lo <= hi,
+            f"VERConfig inference batch bounds must satisfy 1 <= min <= max, got min={lo}, "
+            f"max={hi} with run.num_envs={run.num_envs}",
         )
 
-    @property
-    def steps_per_rollout(self) -> int:
+    def steps_per_rollout(self, num_envs: int) -> int:
         """T·N steps per rollout per process."""
-        return self.rollout_steps * self.num_envs
+        return self.rollout_steps * num_envs
 
-    @property
-    def resolved_min_inference_batch(self) -> int:
+    def resolved_min_inference_batch(self, num_envs: int) -> int:
         if self.min_inference_batch is not None:
             return self.min_inference_batch
-        return max(1, int(self.num_envs / (1.5 * self.num_inference_workers)))
+        return max(1, int(num_envs / (1.5 * self.num_inference_workers)))
 
-    @property
-    def resolved_max_inference_batch(self) -> int:
+    def resolved_max_inference_batch(self, num_envs: int) -> int:
         if self.max_inference_batch is not None:
             return self.max_inference_batch
-        return min(self.num_envs, math.ceil(1.5 * self.num_envs / self.num_inference_workers))
+        return min(num_envs, math.ceil(1.5 * num_envs / self.num_inference_workers))
 
     @property
     def resolved_preemption_step_window(self) -> int:
@@ -246,7 +226,8 @@ class VERConfig:
             return self.preemption_step_window
         return 5 * self.rollout_steps
 
-    def total_updates(self, world_size: int = 1) -> int:
+    def total_updates(self, run: RunConfig, world_size: int = 1) -> int:
         """Number of PPO updates in the run (the cosine LR schedule's horizon)."""
         _require(world_size >= 1, f"world_size must be >= 1, got {world_size}")
-        return max(1, math.ceil(self.total_steps / (self.steps_per_rollout * world_size)))
+        per_update = self.steps_per_rollout(run.num_envs) * world_size
+        return max(1, math.ceil(run.total_steps / per_update))

@@ -1,9 +1,10 @@
 """The VER training loop: collect (inference worker) → learn (learner) → log → checkpoint.
 
-The main process plays both roles in turn (VER Appendix A.1). `serial=True` steps the envs
+The main process plays both roles in turn (VER Appendix A.1). `run.serial` steps the envs
 in-process through the same storage, collector and learner code (debugging, fast tests).
 `overlap_learning=True` learns on rollout k in a thread while rollout k+1 is collected with
-the weights from before that update (HTS-RL style; off in the paper).
+the weights from before that update (HTS-RL style; off in the paper). `VERTrainer` is the
+"ver" row of the table of trainers (`rearrange/trainers.py`, docs/DESIGN.md §5).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,16 +22,18 @@ from torch import nn
 
 from rearrange.runtime.checkpoint import (
     CheckpointError,
+    SkillCheckpoint,
+    TrainingState,
     find_latest,
     keep_snapshot,
-    load_checkpoint,
+    load_for_resume,
     rng_state,
-    save_checkpoint,
     set_rng_state,
 )
 from rearrange.runtime.env_worker import EnvWorkerError, env_seeds, make_env_pool
 from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, log
 from rearrange.runtime.result import TrainResult
+from rearrange.runtime.run import RunConfig, RunSetup, next_multiple
 from rearrange.runtime.stop_flag import StopFlag
 from rearrange.ver_backend.config import PPOConfig, VERConfig
 from rearrange.ver_backend.distributed import DistContext, init_distributed
@@ -45,32 +47,37 @@ from rearrange.ver_backend.systems import Collector
 PolicyBuilder = Callable[[gym.spaces.Dict, gym.spaces.Box], nn.Module]
 
 
-@dataclass
-class TrainSetup:
-    """Everything the trainer needs besides the two typed configs."""
+class VERTrainer:
+    """VER-PPO over the run's envs (`runtime.run.Trainer`: `train() -> TrainResult`).
 
-    env_factory: Callable[[int], gym.Env]
-    policy_builder: PolicyBuilder
-    run_dir: Path
-    config_dict: dict[str, Any] = field(default_factory=dict)  # saved in checkpoints
-    resume: bool = True  # continue from run_dir's checkpoint if there is one
-    # A new run (nothing to resume) starts from these policy weights (a train_skill or shipped
-    # checkpoint); the optimiser, step counters and RNG start fresh.
-    init_weights: Path | None = None
-    system: str | None = None  # overrides ver.system ('collect_only' for benchmarks)
-    learner_factory: Callable[..., Any] | None = None
-    worker_timeout_s: float = 120.0
-    tensorboard: bool = True
-    progress: bool = True
-    max_updates: int | None = None  # stop early (benchmarks)
-    host_cost: HostCost | None = None  # per-part collection timing (benchmarks/trainer_ceiling)
+    Besides the configs and the run's setup it takes the policy builder and, keyword-only:
+    `init_weights`, policy weights a new run (nothing to resume) starts from (a train_skill or
+    shipped checkpoint; optimiser, step counters and RNG start fresh); `system`, overriding
+    ver.system ('collect_only' for benchmarks); `learner_factory` (tests); `max_updates`, an
+    early stop (benchmarks); `host_cost`, per-part collection timing
+    (benchmarks/trainer_ceiling)."""
 
-
-class Trainer:
-    def __init__(self, ver: VERConfig, ppo: PPOConfig, setup: TrainSetup):
-        self.ver, self.ppo, self.setup = ver, ppo, setup
-        self.system = setup.system or ver.system
-        self.ckpt_dir = setup.run_dir / ver.checkpoint_dir
+    def __init__(
+        self,
+        run: RunConfig,
+        ver: VERConfig,
+        ppo: PPOConfig,
+        setup: RunSetup,
+        policy_builder: PolicyBuilder,
+        *,
+        init_weights: Path | None = None,
+        system: str | None = None,
+        learner_factory: Callable[..., Any] | None = None,
+        max_updates: int | None = None,
+        host_cost: HostCost | None = None,
+    ):
+        ver.check_run(run)
+        self.run, self.ver, self.ppo, self.setup = run, ver, ppo, setup
+        self.policy_builder, self.init_weights = policy_builder, init_weights
+        self.learner_factory, self.max_updates = learner_factory, max_updates
+        self.host_cost = host_cost
+        self.system = system or ver.system
+        self.ckpt_dir = setup.run_dir / run.checkpoint_dir
         self.num_steps = 0
         self.num_updates = 0
         self.wall_time_s = 0.0  # training wall time over all sessions of this run (resumes add)
@@ -79,22 +86,22 @@ class Trainer:
 
     # ------------------------------------------------------------------ setup
     def _build(self, ctx: DistContext) -> None:
-        ver, setup = self.ver, self.setup
-        torch.manual_seed(ver.seed + ctx.rank)
-        np.random.seed(ver.seed + ctx.rank)
-        seeds = env_seeds(ver.seed, ctx.rank, ver.num_envs)
-        self.pool = make_env_pool(setup.env_factory, ver.num_envs, seeds, ver.serial)
+        run, ver, setup = self.run, self.ver, self.setup
+        torch.manual_seed(run.seed + ctx.rank)
+        np.random.seed(run.seed + ctx.rank)
+        seeds = env_seeds(run.seed, ctx.rank, run.num_envs)
+        self.pool = make_env_pool(setup.env_factory, run.num_envs, seeds, run.serial)
         self.obs_space, self.action_space = self.pool.observation_space, self.pool.action_space
-        self.policy = setup.policy_builder(self.obs_space, self.action_space).to(ctx.device)
+        self.policy = self.policy_builder(self.obs_space, self.action_space).to(ctx.device)
         ctx.broadcast_module(self.policy)
-        make_learner = setup.learner_factory or _default_learner
+        make_learner = self.learner_factory or _default_learner
         grad_sync = ctx.grad_sync if ctx.is_distributed else None
         self.learner = make_learner(
-            self.policy, self.ppo, ver.total_updates(ctx.world_size), grad_sync=grad_sync
+            self.policy, self.ppo, ver.total_updates(run, ctx.world_size), grad_sync=grad_sync
         )
         self.actor = copy.deepcopy(self.policy) if ver.overlap_learning else self.policy
         self.storage = RolloutStorage(
-            ver.num_envs,
+            run.num_envs,
             ver.rollout_steps,
             self.obs_space,
             self.action_space,
@@ -106,18 +113,18 @@ class Trainer:
         acting = None
         if ctx.device.type == "cuda" and ver.cuda_graphs:  # eager on CPU: no launches to save
             acting = ActingStep(
-                self.actor, self.obs_space, self.storage.actions.shape[1], ver.num_envs, ctx.device
+                self.actor, self.obs_space, self.storage.actions.shape[1], run.num_envs, ctx.device
             )
         self.inference = InferenceWorker(self.actor, self.storage, self.pool.buffers, acting)
         batcher = DynamicBatcher(
-            ver.resolved_min_inference_batch,
-            ver.resolved_max_inference_batch,
+            ver.resolved_min_inference_batch(run.num_envs),
+            ver.resolved_max_inference_batch(run.num_envs),
             lockstep=self.system == "ddppo",
         )
         use_preemption = ver.preemption and ctx.is_distributed and self.system == "ver"
         self.decider = (
             PreemptionDecider(
-                ver.num_envs, ver.resolved_preemption_step_window, ver.preemption_learn_window
+                run.num_envs, ver.resolved_preemption_step_window, ver.preemption_learn_window
             )
             if use_preemption
             else None
@@ -131,44 +138,43 @@ class Trainer:
             ctx,
             self.decider,
             ver.ddppo_sync_fraction,
-            setup.worker_timeout_s,
+            run.worker_timeout_s,
         )
-        self.collector.cost = self.inference.cost = setup.host_cost
+        self.collector.cost = self.inference.cost = self.host_cost
 
     # ------------------------------------------------------------------ checkpoints
-    def _state(self) -> dict[str, Any]:
-        return {
-            "policy": self.policy.state_dict(),
-            "learner": self.learner.state_dict(),
-            "num_steps": self.num_steps,
-            "num_updates": self.num_updates,
-            "wall_time_s": self.wall_time_s + self._session_elapsed(),
-            "config": self.setup.config_dict,
-            "observation_space": self.obs_space,
-            "action_space": self.action_space,
-            "rng": rng_state(),
-        }
+    def _checkpoint(self) -> SkillCheckpoint:
+        return SkillCheckpoint.from_training(
+            self.setup.config_dict,
+            self.policy.state_dict(),
+            self.obs_space,
+            self.action_space,
+            num_steps=self.num_steps,
+            num_updates=self.num_updates,
+            wall_time_s=self.wall_time_s + self._session_elapsed(),
+            training=TrainingState(self.learner.state_dict(), rng_state()),
+        )
 
     def _session_elapsed(self) -> float:
         return 0.0 if self._session_start is None else now() - self._session_start
 
     def save(self, ctx: DistContext) -> None:
         if ctx.is_main:
-            self.last_checkpoint = save_checkpoint(self.ckpt_dir / "latest.pt", self._state())
-            keep_snapshot(self.last_checkpoint, self.num_steps, self.ver.keep_checkpoints)
+            self.last_checkpoint = self._checkpoint().save(self.ckpt_dir / "latest.pt")
+            keep_snapshot(self.last_checkpoint, self.num_steps, self.run.keep_checkpoints)
 
     def _maybe_resume(self, ctx: DistContext) -> None:
         path = find_latest(self.ckpt_dir) if self.setup.resume else None
         if path is None:
-            if self.setup.init_weights is not None:
-                self._init_from(self.setup.init_weights, ctx)
+            if self.init_weights is not None:
+                self._init_from(self.init_weights, ctx)
             return
-        state = load_checkpoint(path, map_location=ctx.device)
-        self.policy.load_state_dict(state["policy"])
-        self.learner.load_state_dict(state["learner"])
-        self.num_steps, self.num_updates = int(state["num_steps"]), int(state["num_updates"])
-        self.wall_time_s = float(state.get("wall_time_s", 0.0))
-        set_rng_state(state["rng"])
+        ckpt, training = load_for_resume(path, map_location=ctx.device)
+        self.policy.load_state_dict(ckpt.weights)
+        self.learner.load_state_dict(training.learner)
+        self.num_steps, self.num_updates = ckpt.num_steps, ckpt.num_updates
+        self.wall_time_s = ckpt.wall_time_s
+        set_rng_state(training.rng)
         if self.actor is not self.policy:
             self.actor.load_state_dict(self.policy.state_dict())
         self.inference.policy_version = self.num_updates
@@ -177,16 +183,16 @@ class Trainer:
 
     def _init_from(self, path: Path, ctx: DistContext) -> None:
         """Policy weights from another checkpoint (fine-tuning); its spaces must match."""
-        state = load_checkpoint(path, map_location=ctx.device)
+        ckpt = SkillCheckpoint.load(path, map_location=ctx.device)
         for name, ours in (("observation", self.obs_space), ("action", self.action_space)):
-            theirs = state[f"{name}_space"]
+            theirs = getattr(ckpt, f"{name}_space")
             if theirs != ours:
                 raise CheckpointError(
                     f"pretrained_weights {path}: its {name} space {theirs} differs from this "
                     f"run's {ours}: pass a checkpoint of the same skill, preset and base movement"
                 )
         weights = {
-            k: v.float() if torch.is_floating_point(v) else v for k, v in state["policy"].items()
+            k: v.float() if torch.is_floating_point(v) else v for k, v in ckpt.weights.items()
         }
         try:
             self.policy.load_state_dict(weights)
@@ -198,11 +204,11 @@ class Trainer:
             ) from None
         if self.actor is not self.policy:
             self.actor.load_state_dict(self.policy.state_dict())
-        log.info("policy weights from %s (trained %d steps)", path, int(state["num_steps"]))
+        log.info("policy weights from %s (trained %d steps)", path, ckpt.num_steps)
 
     # ------------------------------------------------------------------ loop
     def train(self) -> TrainResult:
-        ctx = init_distributed(self.ver.device)
+        ctx = init_distributed(self.run.device)
         stop = StopFlag()
         stop.install()
         self.pool = None
@@ -213,7 +219,7 @@ class Trainer:
             self._maybe_resume(ctx)
             logger = TrainLogger(
                 self.setup.run_dir / "tb" if self.setup.tensorboard else None,
-                self.ver.total_steps,
+                self.run.total_steps,
                 self.num_steps,
                 enabled=ctx.is_main and self.setup.progress,
             )
@@ -230,21 +236,25 @@ class Trainer:
             ctx.close()
 
     def _loop(self, ctx: DistContext, logger: TrainLogger, stop: StopFlag) -> TrainResult:
-        ver = self.ver
+        run, ver = self.run, self.ver
         previous = None
         thread, thread_out = None, {}
         collect_total = learn_total = 0.0
         start_steps, t_start, scalars = self.num_steps, now(), {}
         run_start = (start_steps, t_start)
         updates_run = 0
-        while self.num_steps < ver.total_steps and not stop.stop:
-            if self.setup.max_updates is not None and updates_run >= self.setup.max_updates:
+        # Logs and checkpoints fall on the first update that reaches the next multiple of
+        # their interval in env steps (all ranks count the same all-reduced steps).
+        next_log = next_multiple(self.num_steps, run.log_every_steps)
+        next_ckpt = next_multiple(self.num_steps, run.checkpoint_every_steps)
+        while self.num_steps < run.total_steps and not stop.stop:
+            if self.max_updates is not None and updates_run >= self.max_updates:
                 break
             self._plan_preemption(ctx)
             stats = self.collector.collect(self.num_updates)
             # Stale fill is VER's (§2.3); DD-PPO learns on the shorter preempted rollout.
             filled = stats.preempted and self.system == "ver"
-            fill = ver.steps_per_rollout - stats.steps if filled else 0
+            fill = ver.steps_per_rollout(run.num_envs) - stats.steps if filled else 0
             rollout = self.storage.build_rollout(
                 self.collector.bootstrap_values(), stale_fill(previous, fill)
             )
@@ -253,7 +263,7 @@ class Trainer:
             t_learn = now()
             # LR schedule by environment steps done before this rollout (all ranks), not by
             # updates: preempted rollouts are shorter, so an update count would run out early.
-            self.learner.set_progress(self.num_steps, ver.total_steps)
+            self.learner.set_progress(self.num_steps, run.total_steps)
             if self.system == "collect_only":
                 learn_stats = {}
             elif ver.overlap_learning:
@@ -274,19 +284,21 @@ class Trainer:
             scalars = self._scalars(stats, learn_stats, learn_s, new_steps, t_start, start_steps)
             logger.recent_episodes.extend(stats.episodes)
             scalars.update(episode_scalars(list(logger.recent_episodes)))
-            if self.num_updates % ver.log_interval == 0 or self.num_steps >= ver.total_steps:
+            if self.num_steps >= next_log or self.num_steps >= run.total_steps:
                 logger.update(self.num_steps, self.num_updates, scalars, new_steps)
+                next_log = next_multiple(self.num_steps, run.log_every_steps)
             elif logger.bar is not None:
                 logger.bar.update(new_steps)
-            if self.num_updates % ver.checkpoint_interval == 0:
+            if next_ckpt <= self.num_steps < run.total_steps:  # the end saves below
                 # Overlap: finish the running update so weights and learner state agree.
                 self._join(thread, thread_out)
                 thread = None
                 self.save(ctx)
+                next_ckpt = next_multiple(self.num_steps, run.checkpoint_every_steps)
             if updates_run == 1:  # SPS excludes the first rollout (worker start-up, resets)
                 t_start, start_steps = now(), self.num_steps
-                if self.setup.host_cost is not None:
-                    self.setup.host_cost.reset()
+                if self.host_cost is not None:
+                    self.host_cost.reset()
         if thread is not None:
             self._join(thread, thread_out)
         self.save(ctx)
@@ -312,7 +324,7 @@ class Trainer:
             return
         taus = ctx.all_gather_array(self.decider.mean_step_times())
         learn = ctx.all_reduce_sum(self.decider.learn_time()) / ctx.world_size
-        target, _ = optimal_preemption(taus, learn, self.ver.steps_per_rollout)
+        target, _ = optimal_preemption(taus, learn, self.ver.steps_per_rollout(self.run.num_envs))
         self.collector.steps_target = target
 
     def _learn_async(self, rollout, out: dict) -> threading.Thread:

@@ -157,7 +157,7 @@ def test_defaults():
 
 
 def test_checkpoints_are_found_in_train_skill_run_layout(tmp_path):
-    from rearrange.eval.runner import find_skill_checkpoint
+    from rearrange.skills.checkpoint_lookup import find_skill_checkpoint
 
     old = tmp_path / "pick" / "run_a" / "checkpoints" / "latest.pt"
     new = tmp_path / "pick" / "run_b" / "checkpoints" / "latest.pt"
@@ -167,5 +167,5 @@ def test_checkpoints_are_found_in_train_skill_run_layout(tmp_path):
         os.utime(path, (1000 + i, 1000 + i))
     (tmp_path / "nav.pt").write_bytes(b"x")
     args = parse_args(["tidy_house", "--checkpoints", str(tmp_path)])
-    assert find_skill_checkpoint(args, "pick") == new
-    assert find_skill_checkpoint(args, "nav") == tmp_path / "nav.pt"
+    for skill, path in (("pick", new), ("nav", tmp_path / "nav.pt")):
+        assert find_skill_checkpoint(skill, checkpoints=args.checkpoints) == path

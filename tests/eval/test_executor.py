@@ -228,6 +228,25 @@ def test_global_step_limit_cuts_the_episode(one_target_episode):
     assert record.failure_cause == "skill timed out"
 
 
+def test_force_limit_ends_the_episode_as_excessive_force(one_target_episode, monkeypatch):
+    from rearrange.tasks.force_limit import ForceLimit
+
+    ep = one_target_episode
+    config = HabConfig(obs_preset="state", force_limit=ForceLimit(max_accum=1000.0))
+    env = HabEnv(ep.task, config, split="val", episodes=[ep])
+    env.reset()
+    monkeypatch.setattr(env.sim, "contact_force", lambda: 620.0)  # 600 N above the floor
+    plan = make_plan(env.sim.layout, env.episode, no_nav=True)
+    skills = {"pick": IdleSkill("pick"), "place": IdleSkill("place")}
+    skills["pick"].step_limit = 50
+    record = TPSRLExecutor(env, skills, ExecutorConfig(reset_arm=False)).run_episode(plan)
+    # 600 N, 1200 N > 1000 N: the second step exceeds it and the pick ends there
+    assert record.steps == 2 and not record.success and record.stages_completed == 0
+    assert record.failure_cause == "excessive force" and record.failed_skill == str(plan[0])
+    assert "1200 N accumulated" in record.failure_reason
+    assert record.skill_runs[0]["ended_by"] == "force"
+
+
 class SetJointSkill:
     """Open/close skill double: sets its articulation to the target value (public sim API)."""
 

@@ -4,7 +4,6 @@ record says where the leg left the base."""
 
 import dataclasses
 import math
-from dataclasses import asdict
 
 import pytest
 
@@ -20,7 +19,7 @@ def _always_stop_nav_checkpoint(path):
     import torch
 
     from rearrange.models import ModelConfig, build_policy
-    from rearrange.runtime.checkpoint import save_checkpoint
+    from rearrange.runtime.checkpoint import SkillCheckpoint
     from rearrange.tasks import task_observation_space
     from rearrange.tasks.actions import action_space
 
@@ -30,19 +29,15 @@ def _always_stop_nav_checkpoint(path):
     )
     torch.manual_seed(0)
     policy = build_policy(obs_space, act_space, model)
-    cfg = {"model": {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(model).items()}}
-    save_checkpoint(
-        path,
-        {
-            "policy": policy.state_dict(),
-            "learner": {},
-            "num_steps": 0,
-            "num_updates": 0,
-            "config": cfg,
-            "observation_space": obs_space,
-            "action_space": act_space,
-        },
-    )
+    SkillCheckpoint(
+        skill="nav",
+        base_movement=False,
+        obs_preset="state",
+        model=model,
+        observation_space=obs_space,
+        action_space=act_space,
+        weights=policy.state_dict(),
+    ).save(path)
 
 
 @pytest.mark.parametrize("masked, steps", [(True, 12), (False, 1)])

@@ -106,3 +106,15 @@ def test_json_carries_the_skill_legs(tmp_path):
         "nav": {"ok": 0, "runs": 1}
     }
     assert read_json(tmp_path / "r.json").skill_legs() == {"nav": (0, 1)}
+
+
+def test_table_counts_failure_causes_and_overlaps_deeper_than_2_cm():
+    eps = [
+        EpisodeRecord("a", 2, True, 300, max_depth=0.008),
+        EpisodeRecord("b", 0, False, 90, "pick", "x", "excessive force", max_depth=0.031),
+        EpisodeRecord("c", 1, False, 900, "place", "y", "excessive force", max_depth=0.021),
+        EpisodeRecord("d", 0, False, 3000, "nav", "z", "skill timed out"),
+    ]
+    text = format_table(EvalResult("tidy_house", "TP-SRL", ["pick_1", "place_1"], eps))
+    assert "failures: excessive force 2, skill timed out 1" in text
+    assert "deeper than 2 cm: 2/4 episodes (deepest 3.1 cm)" in text

@@ -13,7 +13,6 @@ import torch
 from models_testlib import action_space, pick_observation_space, random_obs
 
 from rearrange.models import ModelConfig, ModelConfigError, build_policy
-from rearrange.runtime.checkpoint import save_checkpoint
 from rearrange.skills.learned import build_policy_from_checkpoint
 
 ACTION_DIM = 4
@@ -113,8 +112,8 @@ def test_old_checkpoint_config_without_the_field_loads(tmp_path):
     ckpt = {"config": {"model": stored}, "policy": policy.state_dict(), "learner": {},
             "num_steps": 0, "num_updates": 0, "observation_space": space,
             "action_space": action_space(ACTION_DIM)}  # fmt: skip
-    save_checkpoint(tmp_path / "old.pt", ckpt)
-    loaded, _, _ = build_policy_from_checkpoint(tmp_path / "old.pt", "pick", "cpu")
+    torch.save(ckpt, tmp_path / "old.pt")  # the dict layout before SkillCheckpoint
+    loaded, _ = build_policy_from_checkpoint(tmp_path / "old.pt", "pick", "cpu")
     assert loaded.config.channels_last is False
     assert ModelConfig(**stored).channels_last is False
     for name, p in policy.state_dict().items():

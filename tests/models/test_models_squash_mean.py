@@ -12,7 +12,6 @@ import torch
 from models_testlib import action_space, pick_observation_space, random_obs
 
 from rearrange.models import ModelConfig, build_policy
-from rearrange.runtime.checkpoint import save_checkpoint
 from rearrange.skills.learned import build_policy_from_checkpoint
 
 
@@ -62,7 +61,7 @@ def test_old_checkpoint_config_without_the_field_loads_unchanged(tmp_path):
     ckpt = {"config": {"model": stored}, "policy": policy.state_dict(), "learner": {},
             "num_steps": 0, "num_updates": 0, "observation_space": space,
             "action_space": action_space(4)}  # fmt: skip
-    save_checkpoint(tmp_path / "old.pt", ckpt)
-    loaded, _, _ = build_policy_from_checkpoint(tmp_path / "old.pt", "pick", "cpu")
+    torch.save(ckpt, tmp_path / "old.pt")  # the dict layout before SkillCheckpoint
+    loaded, _ = build_policy_from_checkpoint(tmp_path / "old.pt", "pick", "cpu")
     assert loaded.config.squash_mean is False
     torch.testing.assert_close(_mean(loaded, space), _mean(policy, space), rtol=0, atol=0)

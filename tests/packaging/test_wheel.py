@@ -114,7 +114,7 @@ def test_installed_wheel_trains_pick_with_a_clean_log(run_installed, tmp_path):
     runs = tmp_path / "runs"
     proc = run_installed(
         "-m", "rearrange.train_skill", "pick", "--profile", "cpu", "--algo", "ver", "--serial",
-        "ver.num_envs=1", "ver.rollout_steps=16", "total_steps=16", "ver.log_interval=1",
+        "run.num_envs=1", "ver.rollout_steps=16", "run.total_steps=16", "run.log_every_steps=1",
         "task.num_episodes=2", f"runs_root={runs}", "--run-name", "wheel",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]

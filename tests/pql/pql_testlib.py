@@ -9,11 +9,11 @@ import torch
 
 # A small synthetic-reach PQL setup: ~2 s of updates per 1,000 steps on a quiet 2-core CPU.
 TINY = [
-    "pql.num_envs=4",
+    "run.num_envs=4",
     "pql.batch_size=256",
     "pql.beta_a_v=0.5",
     "pql.warmup_steps=16",
-    "pql.log_interval=400",
+    "run.log_every_steps=400",
     "model.state_mlp_hidden=[64,64]",
     "pql.critic_hidden=[64,64]",
 ]
@@ -31,7 +31,7 @@ def greedy_success(checkpoint: Path, episodes: int = 50, seed: int = 123) -> flo
     from rearrange.runtime.synthetic_env import SyntheticReachEnv
     from rearrange.skills.learned import build_policy_from_checkpoint
 
-    policy, _, _ = build_policy_from_checkpoint(checkpoint, "synthetic", "cpu")
+    policy, _ = build_policy_from_checkpoint(checkpoint, "synthetic", "cpu")
     env = SyntheticReachEnv()
     hidden = torch.zeros(1, 1, 1)
     wins = 0

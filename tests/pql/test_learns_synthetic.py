@@ -3,15 +3,15 @@
 
 from pql_testlib import greedy_success, train_synthetic
 
-from rearrange.runtime.checkpoint import load_checkpoint
+from rearrange.runtime.checkpoint import SkillCheckpoint
 
 
 def test_serial_pql_learns_the_reach_task(tmp_path):
     assert train_synthetic(tmp_path, "learn", "--serial", "total_steps=2400") == 0
     ckpt = tmp_path / "synthetic" / "learn" / "checkpoints" / "latest.pt"
-    state = load_checkpoint(ckpt)
-    assert state["num_steps"] == 2400
-    units = state["learner"]["units"]
+    state = SkillCheckpoint.load(ckpt)
+    assert state.num_steps == 2400
+    units = state.training.learner["units"]
     # β_a:v = 1:2 and β_p:v = 1:2 after the 16-step warm-up (2400/4 = 600 Actor steps)
     assert units["ACTOR"] == 600 - 16
     assert abs(units["V_LEARNER"] - 2 * units["ACTOR"]) <= 2
@@ -22,7 +22,7 @@ def test_serial_pql_learns_the_reach_task(tmp_path):
 def test_serial_pql_d_runs_both_learners_on_the_categorical_critic(tmp_path):
     extra = ["--serial", "pql.distributional=true", "pql.v_min=-5", "pql.v_max=5"]
     assert train_synthetic(tmp_path, "dist", *extra, "total_steps=400") == 0
-    state = load_checkpoint(tmp_path / "synthetic" / "dist" / "checkpoints" / "latest.pt")
-    critic = state["learner"]["v_learner"]["critic"]
+    state = SkillCheckpoint.load(tmp_path / "synthetic" / "dist" / "checkpoints" / "latest.pt")
+    critic = state.training.learner["v_learner"]["critic"]
     assert critic["q1.4.weight"].shape[0] == 51  # logits over the 51 atoms
-    assert state["learner"]["units"]["P_LEARNER"] > 0
+    assert state.training.learner["units"]["P_LEARNER"] > 0

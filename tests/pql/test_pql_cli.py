@@ -5,13 +5,15 @@ import pytest
 from pql_testlib import TINY, scalar_values, tb_tags, train_synthetic
 
 from rearrange.config import compose_train_config
-from rearrange.runtime.checkpoint import load_checkpoint
+from rearrange.runtime.checkpoint import SkillCheckpoint
 from rearrange.train_skill import main
 
 
 @pytest.fixture(scope="module")
 def process_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
+    # the keys of the shipped manifests' commands (aliases of run.keep_checkpoints and
+    # run.checkpoint_every_steps, in env steps as before)
     assert train_synthetic(root, "proc", "total_steps=1200", "pql.keep_checkpoints=2",
                            "pql.checkpoint_interval=600") == 0  # fmt: skip
     return root
@@ -20,9 +22,9 @@ def process_run(tmp_path_factory):
 def test_process_run_writes_config_tb_and_checkpoints(process_run):
     run = process_run / "synthetic" / "proc"
     assert "algo: pql" in (run / "config.yaml").read_text()
-    state = load_checkpoint(run / "checkpoints" / "latest.pt")
-    assert state["num_steps"] == 1200 and state["learner"]["algo"] == "pql"
-    assert state["config"]["model"]["policy"] == "pql_actor"
+    state = SkillCheckpoint.load(run / "checkpoints" / "latest.pt")
+    assert state.num_steps == 1200 and state.training.learner["algo"] == "pql"
+    assert state.model.policy == "pql_actor"
     assert sorted(p.name for p in (run / "checkpoints").glob("ckpt_*.pt")) == [
         "ckpt_0000000600.pt",
         "ckpt_0000001200.pt",
@@ -38,26 +40,28 @@ def test_process_run_holds_the_speed_ratios(process_run):
     # measured over each log window; the leads allow one unit of slack per window
     assert abs(scalar_values(run, "ratio/a_v")[-1] - 0.5) < 0.1
     assert abs(scalar_values(run, "ratio/p_v")[-1] - 0.5) < 0.1
-    units = load_checkpoint(run / "checkpoints" / "latest.pt")["learner"]["units"]
+    units = SkillCheckpoint.load(run / "checkpoints" / "latest.pt").training.learner["units"]
     assert abs(units["V_LEARNER"] - 2 * units["ACTOR"]) <= 2
     assert abs(units["P_LEARNER"] - units["V_LEARNER"] / 2) <= 2
 
 
 def test_resume_continues_counters_and_steps(process_run):
     run = process_run / "synthetic" / "proc"
-    before = load_checkpoint(run / "checkpoints" / "latest.pt")
+    before = SkillCheckpoint.load(run / "checkpoints" / "latest.pt")
     assert train_synthetic(process_run, "proc", "--serial", "total_steps=1600") == 0
-    after = load_checkpoint(run / "checkpoints" / "latest.pt")
-    assert after["num_steps"] == 1600
-    assert after["learner"]["units"]["V_LEARNER"] > before["learner"]["units"]["V_LEARNER"]
-    assert after["wall_time_s"] > before["wall_time_s"]
+    after = SkillCheckpoint.load(run / "checkpoints" / "latest.pt")
+    assert after.num_steps == 1600
+    assert (
+        after.training.learner["units"]["V_LEARNER"] > before.training.learner["units"]["V_LEARNER"]
+    )
+    assert after.wall_time_s > before.wall_time_s
 
 
 def test_resume_flag_picks_the_newest_pql_run(process_run, capsys):
     argv = ["synthetic", "--algo", "pql", "--serial", "--resume", f"runs_root={process_run}"]
     assert main([*argv, *TINY, "total_steps=1700"]) == 0
-    state = load_checkpoint(process_run / "synthetic" / "proc" / "checkpoints" / "latest.pt")
-    assert state["num_steps"] == 1700
+    state = SkillCheckpoint.load(process_run / "synthetic" / "proc" / "checkpoints" / "latest.pt")
+    assert state.num_steps == 1700
 
 
 def test_depth_observations_are_refused_in_one_line(tmp_path, capsys):
@@ -92,7 +96,7 @@ def test_resuming_a_ver_run_with_pql_is_refused(tmp_path, capsys):
 
 def test_compose_maps_total_steps_and_the_cpu_profile():
     cfg = compose_train_config("pick", ["+algo=pql", "total_steps=1000"])
-    assert cfg.algo == "pql" and cfg.pql.total_steps == 1000
+    assert cfg.algo == "pql" and cfg.run.total_steps == 1000
     assert cfg.task.obs_preset == "state" and cfg.model.policy == "pql_actor"
     nav = compose_train_config("nav", ["+algo=pql"])
     assert nav.task.obs_preset == "state_rays"  # the CPU profile's nav sensing

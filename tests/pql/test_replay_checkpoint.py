@@ -11,9 +11,9 @@ from pql_testlib import TINY, train_synthetic
 from rearrange.config import compose_train_config
 from rearrange.pql.replay import ReplayBuffer, TransitionRows
 from rearrange.pql.replay_io import REPLAY_FILE, load_replay, read_replay, save_replay
-from rearrange.pql.trainer import PQLSetup, PQLTrainer
-from rearrange.runtime.checkpoint import load_checkpoint
-from rearrange.train_pql import env_factory
+from rearrange.pql.trainer import PQLTrainer
+from rearrange.runtime.checkpoint import SkillCheckpoint
+from rearrange.trainers import TRAINERS
 
 ROWS, ENVS, OBS, ACT = 16, 3, 4, 2
 
@@ -104,17 +104,12 @@ def test_a_save_replaces_the_file_atomically_and_a_zero_bound_writes_nothing(tmp
 
 
 def _trainer(root, name: str, total: int) -> PQLTrainer:
-    """A PQL trainer of the `train_synthetic` run `name`, built as train_pql builds it."""
-    overrides = ["+algo=pql", "pql.serial=true", f"runs_root={root}", f"run_name={name}"]
-    cfg = compose_train_config("synthetic", [*overrides, *TINY, f"total_steps={total}"])
-    setup = PQLSetup(
-        env_factory=env_factory(cfg),
-        model=cfg.model,
-        run_dir=root / "synthetic" / name,
-        tensorboard=False,
-        progress=False,
-    )
-    return PQLTrainer(cfg.pql, setup)
+    """A PQL trainer of the `train_synthetic` run `name`, built as train_skill builds it."""
+    overrides = ["+algo=pql", "run.serial=true", f"runs_root={root}", f"run_name={name}"]
+    cfg = compose_train_config("synthetic", [*overrides, *TINY, f"run.total_steps={total}"])
+    trainer = TRAINERS["pql"].build(cfg, root / "synthetic" / name)
+    trainer.setup.tensorboard = trainer.setup.progress = False
+    return trainer
 
 
 def test_a_killed_run_resumes_with_its_replay_and_keeps_training(tmp_path, caplog):
@@ -122,7 +117,7 @@ def test_a_killed_run_resumes_with_its_replay_and_keeps_training(tmp_path, caplo
     ckpt_dir = tmp_path / "synthetic" / "kill" / "checkpoints"
     saved = read_replay(ckpt_dir / REPLAY_FILE)
     assert saved["obs"].shape[:2] == (200, 4)  # 800 steps / 4 envs, all within the bound
-    before = load_checkpoint(ckpt_dir / "latest.pt")
+    before = SkillCheckpoint.load(ckpt_dir / "latest.pt")
 
     # "kill": nothing of the first process survives; a fresh trainer reads the run directory
     trainer = _trainer(tmp_path, "kill", 1200)
@@ -137,9 +132,11 @@ def test_a_killed_run_resumes_with_its_replay_and_keeps_training(tmp_path, caplo
         trainer._close(None)
 
     assert train_synthetic(tmp_path, "kill", "--serial", "total_steps=1200") == 0
-    after = load_checkpoint(ckpt_dir / "latest.pt")
-    actor_steps = after["learner"]["units"]["ACTOR"] - before["learner"]["units"]["ACTOR"]
-    assert after["num_steps"] == 1200
+    after = SkillCheckpoint.load(ckpt_dir / "latest.pt")
+    actor_steps = (
+        after.training.learner["units"]["ACTOR"] - before.training.learner["units"]["ACTOR"]
+    )
+    assert after.num_steps == 1200
     assert actor_steps == 100  # 400 steps / 4 envs, none spent on a warm-up
     final = read_replay(ckpt_dir / REPLAY_FILE)
     assert final["obs"].shape[:2] == (300, 4)  # the old rows plus the new ones
@@ -150,9 +147,9 @@ def test_resume_without_a_replay_file_warms_up_again(tmp_path, caplog):
     assert train_synthetic(tmp_path, "lost", "--serial", "total_steps=400") == 0
     ckpt_dir = tmp_path / "synthetic" / "lost" / "checkpoints"
     (ckpt_dir / REPLAY_FILE).unlink()
-    before = load_checkpoint(ckpt_dir / "latest.pt")["learner"]["units"]["ACTOR"]
+    before = SkillCheckpoint.load(ckpt_dir / "latest.pt").training.learner["units"]["ACTOR"]
     with caplog.at_level(logging.WARNING, logger="rearrange.train"):
         assert train_synthetic(tmp_path, "lost", "--serial", "total_steps=800") == 0
     assert "the replay starts empty" in caplog.text
-    after = load_checkpoint(ckpt_dir / "latest.pt")["learner"]["units"]["ACTOR"]
+    after = SkillCheckpoint.load(ckpt_dir / "latest.pt").training.learner["units"]["ACTOR"]
     assert after - before == 100 - 16  # the 16-step warm-up is back

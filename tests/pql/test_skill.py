@@ -31,7 +31,7 @@ def _obs(skill: LearnedSkill, value: float = 0.3) -> dict:
 
 def test_pql_checkpoint_is_a_deterministic_learned_skill(pick_run):
     skill = make_skill("pick", kind="learned", checkpoint_dir=pick_run)
-    assert skill.policy.trained_config["algo"] == "pql"
+    assert skill.trained_config["algo"] == "pql"
     assert skill.observation_preset == "state" and skill.layout.size == 8
     assert skill.step_limit == 300 and not skill.base_movement
     skill.reset(SkillTarget(obj_index=0))
@@ -50,11 +50,10 @@ def test_eval_skill_runs_the_pql_checkpoint(pick_run, capsys):
 
 
 def test_shipped_export_of_a_pql_checkpoint_loads(pick_run, tmp_path):
-    from rearrange.runtime.checkpoint import load_checkpoint, save_checkpoint
-    from rearrange.skills.pretrained import compact_state
+    from rearrange.runtime.checkpoint import SkillCheckpoint
 
-    ckpt = load_checkpoint(pick_run / "pick" / "p" / "checkpoints" / "latest.pt")
-    save_checkpoint(tmp_path / "pick.pt", compact_state(ckpt, {"skill": "pick"}))
+    ckpt = SkillCheckpoint.load(pick_run / "pick" / "p" / "checkpoints" / "latest.pt")
+    ckpt.for_shipping({"skill": "pick"}).save(tmp_path / "pick.pt")
     shipped = LearnedSkill(tmp_path / "pick.pt")
     trained = LearnedSkill(pick_run / "pick" / "p" / "checkpoints" / "latest.pt", skill_name="pick")
     for skill in (shipped, trained):

@@ -9,38 +9,37 @@ import pytest
 from pql_testlib import TINY, train_synthetic
 
 from rearrange.config import compose_train_config, foreign_trainer_override
-from rearrange.skills.pretrained import PRETRAINED_DIR
+from rearrange.skills.pretrained import PRETRAINED_DIR, pretrained_path
 from rearrange.train_skill import main, manifest_algo, start_banner
 
 MANIPULATION = ("pick", "place", "open_cab", "open_fridge", "close_cab", "close_fridge")
 
 
 def _manifest(skill: str, base_movement: bool) -> dict:
-    name = f"{skill}_bm" if base_movement else skill
-    return json.loads((PRETRAINED_DIR / f"{name}.json").read_text())
+    return json.loads(pretrained_path(skill, base_movement).with_suffix(".json").read_text())
 
 
 @pytest.mark.parametrize("base_movement", [False, True])
 @pytest.mark.parametrize("skill", MANIPULATION)
 def test_cpu_profile_trains_the_shipped_checkpoints_schedule(skill, base_movement):
     manifest = _manifest(skill, base_movement)
-    extra = ["base_movement=true"] if base_movement else []
+    extra = ["task.base_movement=true"] if base_movement else []
     cfg = compose_train_config(skill, ["profile=cpu", "+algo=pql", *extra])  # --profile cpu
     assert manifest_algo(skill, manifest["training_command"]) == "pql"
-    assert cfg.pql.total_steps == manifest["steps"]
+    assert cfg.run.total_steps == manifest["steps"]
 
 
 def test_explicit_totals_still_win_over_the_schedule():
-    for override in ("total_steps=400000", "pql.total_steps=400000"):
+    for override in ("run.total_steps=400000", "total_steps=400000", "pql.total_steps=400000"):
         cfg = compose_train_config("pick", ["+algo=pql", "base_movement=true", override])
-        assert cfg.pql.total_steps == 400_000
+        assert cfg.run.total_steps == 400_000
 
 
 def test_nav_keeps_the_shipped_nav_schedule():
     manifest = _manifest("nav", False)
     cfg = compose_train_config("nav", ["profile=cpu"])
     assert manifest_algo("nav", manifest["training_command"]) == cfg.algo == "ver"
-    assert abs(cfg.ver.total_steps - manifest["steps"]) < cfg.ver.num_envs * 128
+    assert abs(cfg.run.total_steps - manifest["steps"]) < cfg.run.num_envs * 128
 
 
 def test_banner_names_the_run_and_a_recorded_eta(tmp_path):
@@ -52,7 +51,7 @@ def test_banner_names_the_run_and_a_recorded_eta(tmp_path):
     assert "trainer:      PQL" in text and "skill:        pick (fixed base)" in text
     assert "observations: state" in text and "device:       cpu" in text
     assert f"run dir:      {run_dir} (new run)" in text and str(run_dir / "tb") in text
-    assert "steps:        200,000 (pql.total_steps)" in text
+    assert "steps:        200,000 (run.total_steps)" in text
     assert f"at {sps:.0f} steps/s (recorded: the shipped pick.pt, 200,000 steps in" in text
     resumed = "\n".join(start_banner(cfg, run_dir, 150_000, cuda=False))
     assert "(resuming at step 150,000)" in resumed and "50,000 to go" in resumed
@@ -79,9 +78,14 @@ def test_a_cli_run_prints_the_banner(tmp_path, capsys):
         (
             "pql",
             "ver.total_steps=5",
-            "ver.total_steps does not apply to --algo pql: use pql.total_steps",
+            "ver.total_steps does not apply to --algo pql: use run.total_steps",
         ),  # fmt: skip
-        ("pql", "+ver.num_envs=2", "ver.num_envs does not apply to --algo pql: use pql.num_envs"),
+        ("pql", "+ver.num_envs=2", "ver.num_envs does not apply to --algo pql: use run.num_envs"),
+        (
+            "pql",
+            "ver.checkpoint_interval=5",
+            "ver.checkpoint_interval does not apply to --algo pql: use run.checkpoint_every_steps",
+        ),  # fmt: skip
         (
             "pql",
             "ppo.lr=1e-3",
@@ -96,7 +100,12 @@ def test_a_cli_run_prints_the_banner(tmp_path, capsys):
         (
             "ver",
             "pql.total_steps=5",
-            "pql.total_steps does not apply to --algo ver: use ver.total_steps",
+            "pql.total_steps does not apply to --algo ver: use run.total_steps",
+        ),  # fmt: skip
+        (
+            "ver",
+            "pql.checkpoint_interval=5",
+            "pql.checkpoint_interval does not apply to --algo ver: use run.checkpoint_every_steps",
         ),  # fmt: skip
         ("ver", "pql.critic_lr=1", "pql.critic_lr does not apply to --algo ver: use ppo.lr"),
     ],
@@ -106,7 +115,8 @@ def test_an_override_of_the_other_trainer_names_the_key_to_use(algo, override, m
 
 
 def test_overrides_both_trainers_read_pass():
-    shared = ["total_steps=9", "model.state_mlp_hidden=[8]", "ver.checkpoint_dir=ck", "task.seed=1"]
+    shared = ["total_steps=9", "model.state_mlp_hidden=[8]", "ver.checkpoint_dir=ck", "task.seed=1",
+              "run.num_envs=3", "run.checkpoint_every_steps=100"]  # fmt: skip
     assert foreign_trainer_override("pql", [*shared, "pql.seed=2"]) is None
     assert foreign_trainer_override("ver", [*shared, "ppo.lr=1e-3", "ver=tiny"]) is None
 
@@ -115,9 +125,9 @@ def test_the_cli_refuses_a_foreign_override_in_one_line(tmp_path, capsys):
     rc = main(["synthetic", "--algo", "pql", f"runs_root={tmp_path}", "ver.total_steps=100"])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "\n" not in err
-    assert err == "error: ver.total_steps does not apply to --algo pql: use pql.total_steps"
+    assert err == "error: ver.total_steps does not apply to --algo pql: use run.total_steps"
     rc = main(["synthetic", f"runs_root={tmp_path}", "pql.total_steps=100"])  # VER-PPO
-    assert rc == 2 and "use ver.total_steps" in capsys.readouterr().err
+    assert rc == 2 and "use run.total_steps" in capsys.readouterr().err
     rc = main(["synthetic", "--algo", "pql", "--system", "ddppo", f"runs_root={tmp_path}"])
     assert rc == 2 and "--system ddppo applies to VER-PPO only" in capsys.readouterr().err
     assert not (tmp_path / "synthetic").exists()
@@ -163,4 +173,4 @@ def test_every_shipped_training_command_still_composes(name, tmp_path):
     if explicit:  # an explicit total still trains that total
         assert total == int(explicit[0])
     else:  # the default is the shipped schedule
-        assert abs(total - manifest["steps"]) < 128 * cfg.ver.num_envs
+        assert abs(total - manifest["steps"]) < 128 * cfg.run.num_envs

@@ -1,4 +1,5 @@
-"""Collision bits, the penetration-based contact force and the release grace period."""
+"""Collision bits, the world blocking the arm, the penetration-based contact force and the
+release grace period."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import numpy as np
 import pytest
 from sim_helpers import episode_at, move_ee_to
 
+from rearrange.sim.config import SimConfig
 from rearrange.sim.furniture_geoms import ROBOT_BIT
+from rearrange.sim.world import PENETRATION_STIFFNESS, RearrangeSim
 
 
 def _collide(m, g1: int, g2: int) -> bool:
@@ -52,7 +55,8 @@ def _counter_point(sim, depth: float) -> np.ndarray:
     return np.array([xy[0], xy[1], 2 * f.half_size[2] - depth])
 
 
-def test_contact_force_grows_with_penetration_of_fixed_furniture(sim):
+def test_without_blocking_contact_force_grows_with_penetration_of_fixed_furniture():
+    sim = RearrangeSim(SimConfig(world_blocks_robot=False))  # the world before issue 27
     sim.reset(episode_at("counter_0", [], dist=0.45))
     sim.step(np.zeros(7), None, None)
     assert sim.contact_force() == 0.0  # resting arm in free space
@@ -62,7 +66,48 @@ def test_contact_force_grows_with_penetration_of_fixed_furniture(sim):
         sim.step(np.zeros(7), None, None)
         forces.append(sim.contact_force())
     assert 0.0 < forces[0] < forces[1]
+    assert forces[1] == pytest.approx(PENETRATION_STIFFNESS * sim._start_depth[1])
+    assert sim.static_depth > 0.05 and sim.blocked_steps == 0
     assert sim.articulation_pos("drawer_0") == pytest.approx(0.0, abs=1e-3)  # nothing moved
+    sim.close()
+
+
+def test_counter_blocks_the_arm_and_lets_it_back_out(sim):
+    sim.reset(episode_at("counter_0", [], dist=0.45))
+    top = _counter_point(sim, 0.0)[2]
+    target = _counter_point(sim, 0.08)
+    move_ee_to(sim, target, steps=200)
+    assert sim.blocked_steps > 0
+    assert sim.static_depth <= sim.config.block_depth + 1e-9
+    assert sim.ee_pos()[2] > target[2] + 0.04  # stopped near the top, not 8 cm inside
+    assert 0.0 < sim.contact_force() <= PENETRATION_STIFFNESS * 0.05  # contact, bounded
+    base = sim.base_pose()
+    blocked = sim.blocked_steps
+    # Straight up is free: no step of it is cut short.
+    assert move_ee_to(sim, sim.ee_pos() + np.array([0.0, 0.0, 0.15]), steps=60) < 0.02
+    assert sim.blocked_steps == blocked and sim.ee_pos()[2] > top + 0.1
+    np.testing.assert_allclose(sim.base_pose(), base)  # the base never moved
+
+
+def test_a_pose_already_inside_may_move_out_but_not_deeper(sim):
+    sim.reset(episode_at("counter_0", [], dist=0.45))
+    off = RearrangeSim(SimConfig(world_blocks_robot=False))
+    off.reset(sim.episode)
+    move_ee_to(off, _counter_point(off, 0.06), steps=200)
+    sim.set_arm_joint_pos(off.arm_joint_pos())  # put there by hand (a previous skill)
+    off.close()
+    sim.step(np.zeros(7), None, None)
+    deep = sim.static_depth
+    assert deep > 0.03
+    jac = sim.arm_jacobian()
+    down = jac.T @ np.linalg.solve(jac @ jac.T + 1e-3 * np.eye(3), np.array([0, 0, -0.01]))
+    push = np.clip(down / sim.config.arm_delta_scale, -1, 1)
+    for _ in range(10):
+        sim.step(push, None, None)
+        assert sim.static_depth <= deep + sim.config.block_depth + 1e-9  # no ratchet in
+    assert sim.blocked_steps > 0
+    move_ee_to(sim, sim.ee_pos() + np.array([0.0, 0.0, 0.15]), steps=60)
+    assert sim.static_depth == 0.0  # up and out is allowed
 
 
 def test_released_object_collides_with_the_robot_again_only_once_clear(sim):

@@ -67,9 +67,9 @@ def _door_depth(sim) -> float:
     )
 
 
-@pytest.mark.parametrize("blocks", [True, False])
-def test_open_door_stops_the_base(blocks):
-    sim = RearrangeSim(SimConfig(door_blocks_base=blocks))
+@pytest.mark.parametrize("blocks,world", [(True, True), (False, True), (False, False)])
+def test_open_door_stops_the_base(blocks, world):
+    sim = RearrangeSim(SimConfig(door_blocks_base=blocks, world_blocks_robot=world))
     sim.reset(episode_at("fridge_0", [], articulations={"fridge": OPEN}))
     start = _in_front_of_fridge(sim, 1.35, 0.2)
     assert sim.set_base_pose(*start) and _door_depth(sim) < 0
@@ -81,7 +81,10 @@ def test_open_door_stops_the_base(blocks):
     if blocks:
         assert _door_depth(sim) <= 1e-9 and sim.collision_count > 0 and travel < 0.35
         assert sim.articulation_pos("fridge") == pytest.approx(OPEN, abs=0.01)
-    else:  # the previous behaviour: the kinematic base drives on into the door
+    elif world:  # the robot's own body (3-D) meets the panel: stopped in contact
+        assert travel < 0.4 - 1e-3 and sim.blocked_steps > 0
+        assert sim.static_depth <= sim.config.block_depth + 1e-9
+    else:  # neither: the kinematic base drives on into the door (before issue 27)
         assert travel == pytest.approx(0.4, abs=1e-6) and _door_depth(sim) > 0.05
     sim.close()
 

@@ -4,9 +4,9 @@ from dataclasses import asdict
 
 
 def train_ckpt(path, task="pick", base_movement=False):
-    """A real (untrained) state policy checkpoint with the config train_skill records."""
+    """A real (untrained) state policy checkpoint as train_skill writes it (its config)."""
     from rearrange.models import ModelConfig, build_policy
-    from rearrange.runtime.checkpoint import save_checkpoint
+    from rearrange.runtime.checkpoint import SkillCheckpoint, TrainingState, rng_state
     from rearrange.tasks import task_observation_space
     from rearrange.tasks.actions import action_space
 
@@ -20,8 +20,8 @@ def train_ckpt(path, task="pick", base_movement=False):
         "model": asdict(model),
         "task": {"task": task, "obs_preset": "state", "base_movement": base_movement},
     }
-    state = {"policy": policy.state_dict(), "learner": {"optimizer": {}}, "num_steps": 4096,
-             "num_updates": 4, "wall_time_s": 12.5, "config": config,
-             "observation_space": obs_space, "action_space": act_space}  # fmt: skip
-    save_checkpoint(path, state)
+    SkillCheckpoint.from_training(
+        config, policy.state_dict(), obs_space, act_space, num_steps=4096, num_updates=4,
+        wall_time_s=12.5, training=TrainingState({"optimizer": {}}, rng_state()),
+    ).save(path)  # fmt: skip
     return policy

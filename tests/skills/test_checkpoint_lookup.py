@@ -10,11 +10,7 @@ from skills_testlib import train_ckpt
 from rearrange.eval_skill import main as eval_skill_main
 from rearrange.skills import SkillError
 from rearrange.skills import pretrained as pre
-from rearrange.skills.checkpoint_lookup import (
-    describe_checkpoint,
-    find_checkpoint,
-    resolve_checkpoint,
-)
+from rearrange.skills.checkpoint_lookup import describe_checkpoint, find_skill_checkpoint
 
 SHIPPED_DIR = pre.PRETRAINED_DIR  # the real one (some tests replace it)
 
@@ -49,25 +45,25 @@ def shipped_dir(tmp_path, monkeypatch):
 
 def test_default_is_the_shipped_checkpoint_even_beside_a_newer_run(tmp_path, shipped_dir):
     run = _run(tmp_path)  # e.g. a 2-minute interrupted training run
-    assert resolve_checkpoint("pick") == shipped_dir / "pick.pt"
-    assert resolve_checkpoint("pick", base_movement=True) == shipped_dir / "pick_bm.pt"
-    assert _same(resolve_checkpoint("pick", newest_run=True), run / "checkpoints" / "latest.pt")
+    assert find_skill_checkpoint("pick") == shipped_dir / "pick.pt"
+    assert find_skill_checkpoint("pick", base_movement=True) == shipped_dir / "pick_bm.pt"
+    assert _same(find_skill_checkpoint("pick", newest_run=True), run / "checkpoints" / "latest.pt")
 
 
 def test_newest_run_takes_the_newest_run_trained_with_the_same_base_movement(tmp_path, shipped_dir):
     old = _run(tmp_path, name="old", mtime=1000)
     _run(tmp_path, name="new", mtime=2000)
     moving = _run(tmp_path, name="moving", base_movement=True, mtime=3000)
-    assert resolve_checkpoint("pick", newest_run=True).parent.parent.name == "new"
+    assert find_skill_checkpoint("pick", newest_run=True).parent.parent.name == "new"
     (old / "checkpoints" / "latest.pt").touch()  # now the newest fixed-base run
-    assert _same(resolve_checkpoint("pick", newest_run=True).parent.parent, old)
-    got = resolve_checkpoint("pick", base_movement=True, newest_run=True)
+    assert _same(find_skill_checkpoint("pick", newest_run=True).parent.parent, old)
+    got = find_skill_checkpoint("pick", base_movement=True, newest_run=True)
     assert _same(got, moving / "checkpoints" / "latest.pt")
 
 
 def test_newest_run_without_a_run_is_one_line_naming_the_folder_and_the_fix(shipped_dir):
     with pytest.raises(SkillError) as err:
-        resolve_checkpoint("place", newest_run=True)
+        find_skill_checkpoint("place", newest_run=True)
     msg = str(err.value)
     assert "\n" not in msg and "runs/place/" in msg
     assert "python -m rearrange.train_skill place" in msg and "drop --newest-run" in msg
@@ -76,21 +72,44 @@ def test_newest_run_without_a_run_is_one_line_naming_the_folder_and_the_fix(ship
 def test_checkpoints_names_a_run_a_file_or_a_folder(tmp_path, shipped_dir):
     run = _run(tmp_path)
     latest = run / "checkpoints" / "latest.pt"
-    assert resolve_checkpoint("pick", checkpoint_dir=run) == latest
-    assert resolve_checkpoint("pick", checkpoint_dir=run / "checkpoints") == latest
-    assert resolve_checkpoint("pick", checkpoint_dir=latest) == latest
-    assert resolve_checkpoint("pick", checkpoint_dir=tmp_path / "runs") == latest
-    assert resolve_checkpoint("pick", checkpoint_dir=shipped_dir) == shipped_dir / "pick.pt"
+    assert find_skill_checkpoint("pick", checkpoints=run) == latest
+    assert find_skill_checkpoint("pick", checkpoints=run / "checkpoints") == latest
+    assert find_skill_checkpoint("pick", checkpoints=latest) == latest
+    assert find_skill_checkpoint("pick", checkpoints=tmp_path / "runs") == latest
+    assert find_skill_checkpoint("pick", checkpoints=shipped_dir) == shipped_dir / "pick.pt"
     with pytest.raises(SkillError, match="is a training run of 'pick', not of 'place'"):
-        find_checkpoint(run, "place")
+        find_skill_checkpoint("place", checkpoints=run)
     with pytest.raises(SkillError, match="pass one"):
-        resolve_checkpoint("pick", checkpoint_dir=run, newest_run=True)
+        find_skill_checkpoint("pick", checkpoints=run, newest_run=True)
+
+
+def test_a_chain_of_skills_keeps_the_shipped_one_where_the_flags_name_no_weights(
+    tmp_path, shipped_dir
+):
+    run = _run(tmp_path)  # a run of pick only
+    latest = run / "checkpoints" / "latest.pt"
+    (shipped_dir / "place.pt").write_bytes(b"x")
+    # HAB: --checkpoints runs/pick/RUN replaces pick; the plan's place stays shipped
+    assert find_skill_checkpoint("pick", checkpoints=run, shipped_fallback=True) == latest
+    got = find_skill_checkpoint("place", checkpoints=run, shipped_fallback=True)
+    assert got == shipped_dir / "place.pt"
+    # --newest-run: a skill never trained stays shipped in a chain (alone it is an error)
+    assert _same(find_skill_checkpoint("pick", newest_run=True, shipped_fallback=True), latest)
+    got = find_skill_checkpoint("place", newest_run=True, shipped_fallback=True)
+    assert got == shipped_dir / "place.pt"
+    # a folder of shipped-style files: SKILL_bm.pt is the base-movement variant
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for name in ("pick.pt", "pick_bm.pt"):
+        (folder / name).write_bytes(b"x")
+    assert find_skill_checkpoint("pick", True, checkpoints=folder) == folder / "pick_bm.pt"
+    assert find_skill_checkpoint("pick", False, checkpoints=folder) == folder / "pick.pt"
 
 
 def test_missing_checkpoints_path_is_one_line_naming_it_and_the_fix(tmp_path, shipped_dir):
     missing = tmp_path / "runs" / "pick" / "typo"
     with pytest.raises(SkillError) as err:
-        resolve_checkpoint("pick", checkpoint_dir=missing)
+        find_skill_checkpoint("pick", checkpoints=missing)
     msg = str(err.value)
     assert "\n" not in msg and f"--checkpoints {missing} does not exist" in msg
     assert "runs/pick/RUN" in msg and "drop --checkpoints" in msg
@@ -98,7 +117,7 @@ def test_missing_checkpoints_path_is_one_line_naming_it_and_the_fix(tmp_path, sh
 
 def test_no_shipped_checkpoint_says_how_to_train_and_use_one(shipped_dir):
     with pytest.raises(SkillError) as err:
-        resolve_checkpoint("place")
+        find_skill_checkpoint("place")
     msg = str(err.value)
     assert "\n" not in msg and "shipped with the package" in msg
     assert "--profile cpu" in msg and "--newest-run" in msg

@@ -53,16 +53,19 @@ def test_set_overrides_task_fields_and_nested_thresholds():
     from rearrange.eval_skill import parse_args
     from rearrange.tasks import default_task_config
 
-    args = parse_args(["nav", "--set", "nav_hold_prob=1.0", "--set", "thresholds.nav_dist=0.5"])
+    args = parse_args(["nav", "--set", "nav_hold_prob=1.0", "--set", "thresholds.nav_dist=0.5",
+                       "--set", "episodes.nav_near_start_prob=0.5"])  # fmt: skip
     over = args.task_overrides
-    assert over["nav_hold_prob"] == 1.0
+    # an episode generation option with or without its `episodes.`; the others stay default
+    assert over["episodes"].nav_hold_prob == 1.0 and over["episodes"].nav_near_start_prob == 0.5
+    assert over["episodes"].nav_fridge_prob == default_task_config("nav").episodes.nav_fridge_prob
     th = over["thresholds"]
     assert th.nav_dist == 0.5
     # every other threshold stays the skill's default
     default = default_task_config("nav").thresholds
     assert th.nav_angle == default.nav_angle and th.place == default.place
     cfg = default_task_config("nav", **over)
-    assert cfg.episode_gen_overrides()["nav_hold_prob"] == 1.0
+    assert cfg.episodes.nav_hold_prob == 1.0
 
 
 def test_checkpoint_trained_without_base_movement_is_refused(tmp_path, capsys):
@@ -73,18 +76,19 @@ def test_checkpoint_trained_without_base_movement_is_refused(tmp_path, capsys):
     assert "trained without base movement" in capsys.readouterr().err
 
 
-def test_table_row_means_and_collision_steps():
+def test_table_row_means_collision_steps_and_overlap_depth():
     from rearrange.eval.one_skill import SkillEvalResult, table_row
     from rearrange.skills.rollout import EpisodeResult
 
     r = SkillEvalResult("nav", "learned", False, "nav.pt", "val", 0)
     r.results = [
-        EpisodeResult("a", True, 100, "success", "", 9.0, collisions=3),
-        EpisodeResult("b", True, 200, "success", "", 7.0, collisions=0),
+        EpisodeResult("a", True, 100, "success", "", 9.0, collisions=3, max_depth=0.004),
+        EpisodeResult("b", True, 200, "success", "", 7.0, collisions=0, max_depth=0.0213),
         EpisodeResult("c", False, 400, "truncated", "timeout", -1.0, collisions=9),
     ]
-    # success 2/3 with its Wilson 95 % interval [20.8, 93.9] %
-    assert table_row(r) == "| nav | nav.pt | 3 | 67% [21, 94] | 150 | 5.00 | 4.0 | timeout 1 |"
+    # success 2/3 with its Wilson 95 % interval [20.8, 93.9] %; one episode over 2 cm
+    row = "| nav | nav.pt | 3 | 67% [21, 94] | 150 | 5.00 | 4.0 | 1/3 | 2.1 | timeout 1 |"
+    assert table_row(r) == row
     assert r.to_dict()["success_ci"] == pytest.approx([0.207660, 0.938508], abs=1e-6)
 
 

@@ -46,11 +46,13 @@ def test_registry_builds_every_oracle():
 
 
 def _tiny_checkpoint(path, task="pick", width_with_base=False):
-    """A real (untrained) state-only policy checkpoint, written like the trainer does."""
+    """A real (untrained) state-only policy checkpoint of an old trainer: the dict layout
+    before the typed format, recording its model config only (no skill, no task)."""
     from dataclasses import asdict
 
+    import torch
+
     from rearrange.models import ModelConfig, build_policy
-    from rearrange.runtime.checkpoint import save_checkpoint
     from rearrange.tasks import task_observation_space
     from rearrange.tasks.actions import action_space
 
@@ -70,7 +72,8 @@ def _tiny_checkpoint(path, task="pick", width_with_base=False):
         "observation_space": obs_space,
         "action_space": act_space,
     }
-    save_checkpoint(path, state)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(state, path)
     return obs_space
 
 
@@ -148,3 +151,15 @@ def test_base_movement_comes_from_the_recorded_config_else_the_action_width(tmp_
     assert LearnedSkill(tmp_path / "place.pt").base_movement
     _tiny_checkpoint(tmp_path / "nav.pt", task="nav")
     assert not LearnedSkill(tmp_path / "nav.pt").base_movement
+
+
+def test_a_checkpoint_of_another_skill_is_refused_in_one_line(tmp_path):
+    from skills_testlib import train_ckpt
+
+    train_ckpt(tmp_path / "pick.pt")
+    assert LearnedSkill(tmp_path / "pick.pt").name == "pick"  # the skill it records
+    with pytest.raises(SkillError) as err:
+        LearnedSkill(tmp_path / "pick.pt", skill_name="place")
+    msg = str(err.value)
+    assert "\n" not in msg and str(tmp_path / "pick.pt") in msg
+    assert "is a 'pick' checkpoint, not one of 'place'" in msg

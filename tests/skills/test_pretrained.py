@@ -30,11 +30,12 @@ def test_export_measures_success_and_writes_compact_weights(tmp_path):
     assert "--checkpoints" in manifest["eval_command"]
     import torch
 
-    shipped = torch.load(out / "pick.pt", weights_only=False)
-    assert all(
-        v.dtype == torch.float16 for v in shipped["policy"].values() if v.is_floating_point()
-    )
-    assert shipped["manifest"] == manifest and "optimizer" not in shipped["learner"]
+    from rearrange.runtime.checkpoint import SkillCheckpoint
+
+    shipped = SkillCheckpoint.load(out / "pick.pt")
+    assert all(v.dtype == torch.float16 for v in shipped.weights.values() if v.is_floating_point())
+    assert shipped.manifest == manifest and shipped.training is None  # no optimiser
+    assert (shipped.skill, shipped.base_movement, shipped.num_steps) == ("pick", False, 4096)
     skill = LearnedSkill(out / "pick.pt", skill_name="pick")
     for name, value in skill.policy.state_dict().items():  # fp16 round trip of fp32 weights
         assert torch.allclose(value, policy.state_dict()[name], atol=1e-2, rtol=1e-3)
@@ -62,7 +63,7 @@ def test_every_shipped_checkpoint_loads_and_acts(path):
     for key in ("skill", "base_movement", "training_command", "steps", "wall_time_s",
                 "val_success", "val_episodes", "commit"):  # fmt: skip
         assert key in manifest
-    assert path.stem == pre.pretrained_name(manifest["skill"], manifest["base_movement"])
+    assert path == pre.pretrained_path(manifest["skill"], manifest["base_movement"])
     skill = LearnedSkill(path, skill_name=manifest["skill"])
     assert skill.base_movement == manifest["base_movement"]
     obs = {k: np.zeros(s.shape, np.float32) for k, s in skill.observation_space.spaces.items()}

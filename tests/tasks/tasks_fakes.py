@@ -59,6 +59,7 @@ class FakeSim:
         self.force = 0.0
         self.violated = False
         self.collision_count = 0
+        self.static_depth = 0.0
         if self.on_reset is not None:
             self.on_reset(self)
 

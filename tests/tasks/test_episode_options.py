@@ -1,5 +1,6 @@
-"""TaskConfig's episode generation options reach the generator (training on fridge picks
-and fridge goals), through `load_task_episodes(..., gen_overrides)`."""
+"""TaskConfig's episode generation options (`task.episodes`, the generator's own
+`EpisodeGenConfig`) reach the generator (training on fridge picks and fridge goals), through
+`load_task_episodes(..., gen)`."""
 
 import dataclasses
 import json
@@ -7,12 +8,14 @@ import json
 import numpy as np
 import pytest
 
-from rearrange.tasks import default_task_config
+from rearrange.sim.episodes import EpisodeGenConfig
+from rearrange.tasks import TaskConfig, default_task_config
 from rearrange.tasks.base import load_task_episodes
 
 
 def _eps(task, n, overrides=None):
-    return load_task_episodes(task, None, n, "train", 3, overrides)
+    gen = EpisodeGenConfig(**overrides) if overrides is not None else None
+    return load_task_episodes(task, None, n, "train", 3, gen)
 
 
 def _in_fridge(episodes) -> int:
@@ -50,17 +53,21 @@ def test_fridge_place_prob_puts_place_goals_on_the_fridge_shelf():
     assert _eps("place", 10, {"fridge_place_prob": 0.0}) == default
 
 
-def test_task_config_passes_only_the_options_it_sets():
-    assert default_task_config("pick").episode_gen_overrides() == {}
+def test_task_config_holds_the_generators_options_once():
+    # one owner: TaskConfig mirrors no EpisodeGenConfig field, it holds the config whole
+    gen_fields = set(EpisodeGenConfig.__dataclass_fields__)
+    assert not gen_fields & set(TaskConfig.__dataclass_fields__)
+    assert default_task_config("pick").episodes == EpisodeGenConfig()
+    # the names without `episodes.` (TaskConfig fields before) set the generator's options
     cfg = default_task_config("pick", fridge_pick_prob=0.4, fridge_place_prob=0.0)
-    assert cfg.episode_gen_overrides() == {"fridge_pick_prob": 0.4, "fridge_place_prob": 0.0}
+    assert cfg.episodes == EpisodeGenConfig(fridge_pick_prob=0.4, fridge_place_prob=0.0)
+    both = default_task_config("pick", episodes=cfg.episodes, work_noise_scale=3.0)
+    assert (both.episodes.fridge_pick_prob, both.episodes.work_noise_scale) == (0.4, 3.0)
 
 
 def test_an_unknown_generation_option_is_one_clear_error():
-    with pytest.raises(
-        ValueError, match=r"unknown episode generation option\(s\) \['fridge_prob'\]"
-    ):
-        _eps("pick", 2, {"fridge_prob": 1.0})
+    with pytest.raises(ValueError, match=r"unknown TaskConfig field\(s\) \['fridge_prob'\]"):
+        default_task_config("pick", fridge_prob=1.0)
 
 
 def _start_reach(episode) -> float:

@@ -150,24 +150,21 @@ def test_cpu_profile_gives_nav_the_rays_and_leaves_the_rest():
 def test_cpu_nav_defaults_reproduce_the_shipped_nav_settings():
     """`train_skill nav --profile cpu` with no overrides trains what the shipped nav was
     trained with (its checkpoint records the composed model and task configs)."""
-    from pathlib import Path
-
-    import torch
-
-    import rearrange.skills.pretrained as pretrained
+    from rearrange.runtime.checkpoint import SkillCheckpoint
+    from rearrange.skills.pretrained import pretrained_path
 
     cfg = compose_train_config("nav", ["profile=cpu"])
     assert cfg.task.obs_preset == "state_rays" and cfg.task.num_episodes == 300
     assert list(cfg.model.state_mlp_hidden) == [128, 128] and cfg.model.rnn_hidden_size == 128
-    assert cfg.ver.total_steps == 7_000_000
-    ckpt = torch.load(Path(pretrained.__file__).with_name("nav.pt"), weights_only=False)
-    shipped = ckpt["config"]
+    assert cfg.run.total_steps == 7_000_000
+    ckpt = SkillCheckpoint.load(pretrained_path("nav"))
+    assert ckpt.obs_preset == cfg.task.obs_preset
     for key in ("state_mlp_hidden", "rnn_hidden_size", "rnn_layers", "action_mean_init"):
         assert list(np.atleast_1d(getattr(cfg.model, key))) == list(
-            np.atleast_1d(shipped["model"][key])
+            np.atleast_1d(getattr(ckpt.model, key))
         ), key
-    assert shipped["task"]["num_episodes"] == cfg.task.num_episodes
+    assert ckpt.config["task"]["num_episodes"] == cfg.task.num_episodes
     # trained to stop within 0.5 m (the HAB chain's pick needs it), judged at Habitat's 1.5 m
-    assert shipped["task"]["thresholds"]["nav_dist"] == cfg.task.thresholds.nav_dist == 0.5
+    assert ckpt.success_radius == cfg.task.thresholds.nav_dist == 0.5
     assert default_task_config("nav").thresholds.nav_dist == 1.5
-    assert ckpt["num_steps"] >= cfg.ver.total_steps
+    assert ckpt.num_steps >= cfg.run.total_steps

@@ -21,9 +21,9 @@ def test_malformed_override_is_named(override, capsys):
 
 
 def test_compose_applies_overrides_and_validates():
-    cfg = compose_train_config("pick", ["ppo.lr=1e-4", "ver.num_envs=4", "task.obs_preset=state",
-                                        "total_steps=2000", "base_movement=true"])  # fmt: skip
-    assert cfg.ppo.lr == 1e-4 and cfg.ver.num_envs == 4 and cfg.ver.total_steps == 2000
+    cfg = compose_train_config("pick", ["ppo.lr=1e-4", "run.num_envs=4", "task.obs_preset=state",
+                                        "run.total_steps=2000", "task.base_movement=true"])  # fmt: skip
+    assert cfg.ppo.lr == 1e-4 and cfg.run.num_envs == 4 and cfg.run.total_steps == 2000
     assert cfg.task.task == "pick" and cfg.task.obs_preset == "state" and cfg.task.base_movement
     with pytest.raises(ConfigError, match="VERConfig.system"):
         compose_train_config("synthetic", ["ver.system=fast"])

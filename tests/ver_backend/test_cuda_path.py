@@ -50,24 +50,25 @@ def test_cuda_storage_matches_cpu_storage():
 
 def test_trainer_runs_on_cuda_with_graphs(tmp_path: Path):
     from rearrange.models import ModelConfig, build_policy
+    from rearrange.runtime.run import RunConfig, RunSetup
     from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
     from rearrange.ver_backend.config import PPOConfig, VERConfig
     from rearrange.ver_backend.graph_acting import ActingStep
-    from rearrange.ver_backend.trainer import Trainer, TrainSetup
+    from rearrange.ver_backend.trainer import VERTrainer
 
     def policy(obs_space, action_space):
         return build_policy(obs_space, action_space, ModelConfig(rnn_hidden_size=32, rnn_layers=2))
 
-    ver = VERConfig(num_envs=4, rollout_steps=16, total_steps=10**6, device="cuda")
-    setup = TrainSetup(
+    run = RunConfig(num_envs=4, total_steps=10**6, device="cuda")
+    setup = RunSetup(
         env_factory=SyntheticEnvFactory(SyntheticEnvConfig(depth_size=32), 4),
-        policy_builder=policy,
         run_dir=tmp_path,
         tensorboard=False,
         progress=False,
-        max_updates=3,
     )
-    trainer = Trainer(ver, PPOConfig(), setup)
+    trainer = VERTrainer(
+        run, VERConfig(rollout_steps=16), PPOConfig(), setup, policy, max_updates=3
+    )
     result = trainer.train()
     assert result.num_steps == 3 * 4 * 16 and result.checkpoint is not None
     assert isinstance(trainer.inference.acting, ActingStep)  # the graph step was used
@@ -78,22 +79,23 @@ def test_trainer_runs_on_cuda_with_graphs(tmp_path: Path):
 def test_bf16_autocast_and_channels_last_update_on_cuda(tmp_path: Path):
     """The two learner options a GPU benchmark decides on: both run, and stay finite."""
     from rearrange.models import ModelConfig, build_policy
+    from rearrange.runtime.run import RunConfig, RunSetup
     from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
     from rearrange.ver_backend.config import PPOConfig, VERConfig
-    from rearrange.ver_backend.trainer import Trainer, TrainSetup
+    from rearrange.ver_backend.trainer import VERTrainer
 
     def policy(obs_space, action_space):
         cfg = ModelConfig(rnn_hidden_size=32, rnn_layers=2, channels_last=True)
         return build_policy(obs_space, action_space, cfg)
 
-    setup = TrainSetup(
+    setup = RunSetup(
         env_factory=SyntheticEnvFactory(SyntheticEnvConfig(depth_size=32), 2),
-        policy_builder=policy,
         run_dir=tmp_path,
         tensorboard=False,
         progress=False,
-        max_updates=2,
     )
-    ver = VERConfig(num_envs=2, rollout_steps=16, total_steps=10**6, device="cuda")
-    result = Trainer(ver, PPOConfig(autocast_bf16=True), setup).train()
+    run = RunConfig(num_envs=2, total_steps=10**6, device="cuda")
+    ppo = PPOConfig(autocast_bf16=True)
+    trainer = VERTrainer(run, VERConfig(rollout_steps=16), ppo, setup, policy, max_updates=2)
+    result = trainer.train()
     assert np.isfinite(result.last_scalars["learn/value_loss"])

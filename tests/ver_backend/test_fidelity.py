@@ -16,6 +16,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
+from rearrange.runtime.run import RunConfig, RunSetup
 from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
 from rearrange.ver_backend.config import PPOConfig, VERConfig
 from rearrange.ver_backend.distributed import DistContext
@@ -23,7 +24,7 @@ from rearrange.ver_backend.inference import now
 from rearrange.ver_backend.learner import Learner
 from rearrange.ver_backend.preemption import PreemptionDecider
 from rearrange.ver_backend.systems import CollectStats
-from rearrange.ver_backend.trainer import Trainer, TrainSetup
+from rearrange.ver_backend.trainer import VERTrainer
 from ver_backend.helpers import build_collector
 from ver_backend.tiny_policy import build_tiny_policy
 
@@ -67,7 +68,7 @@ class RecordingLearner(Learner):
         return super().update(rollout)
 
 
-class FakeTwoRankTrainer(Trainer):
+class FakeTwoRankTrainer(VERTrainer):
     """Single process, but the collector sees a second rank that has always finished."""
 
     def _build(self, ctx):
@@ -81,33 +82,27 @@ class FakeTwoRankTrainer(Trainer):
 
 
 def run_preempted(system: str, tmp_path) -> RecordingLearner:
-    ver = VERConfig(
-        system=system,
-        num_envs=2,
-        rollout_steps=8,
-        total_steps=10**6,
-        serial=True,
-        device="cpu",
-        checkpoint_interval=10**6,
-        ddppo_sync_fraction=0.5,
+    run = RunConfig(
+        num_envs=2, total_steps=10**6, serial=True, device="cpu", checkpoint_every_steps=10**9
     )
+    ver = VERConfig(system=system, rollout_steps=8, ddppo_sync_fraction=0.5)
     learners = []
 
     def make_learner(policy, ppo, total_updates, grad_sync=None):
         learners.append(RecordingLearner(policy, ppo, total_updates, grad_sync=grad_sync))
         return learners[-1]
 
-    setup = TrainSetup(
+    setup = RunSetup(
         env_factory=SyntheticEnvFactory(SyntheticEnvConfig(max_episode_steps=5), 2),
-        policy_builder=build_tiny_policy,
         run_dir=tmp_path,
         resume=False,
-        learner_factory=make_learner,
         tensorboard=False,
         progress=False,
-        max_updates=4,
     )
-    FakeTwoRankTrainer(ver, PPOConfig(), setup).train()
+    trainer = FakeTwoRankTrainer(
+        run, ver, PPOConfig(), setup, build_tiny_policy, learner_factory=make_learner, max_updates=4
+    )
+    trainer.train()
     return learners[0]
 
 

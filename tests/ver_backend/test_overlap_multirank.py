@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rearrange.runtime.checkpoint import load_checkpoint
+from rearrange.runtime.checkpoint import SkillCheckpoint
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -21,7 +21,7 @@ def test_torchrun_two_ranks_overlap_learning(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
     out = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    state = load_checkpoint(tmp_path / "synthetic" / "overlap" / "checkpoints" / "latest.pt")
+    state = SkillCheckpoint.load(tmp_path / "synthetic" / "overlap" / "checkpoints" / "latest.pt")
     # preemption off (timing-dependent): every update brings exactly 2 ranks x 16 steps
-    assert state["num_steps"] == 320
-    assert state["num_updates"] == 10
+    assert state.num_steps == 320
+    assert state.num_updates == 10

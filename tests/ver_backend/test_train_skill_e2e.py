@@ -47,16 +47,16 @@ def pick_run(tmp_path_factory) -> Path:
 
 
 def test_cli_writes_checkpoint_with_expected_step_count(pick_run):
-    from rearrange.runtime.checkpoint import load_checkpoint
+    from rearrange.runtime.checkpoint import SkillCheckpoint
 
-    state = load_checkpoint(pick_run / "checkpoints" / "latest.pt")
+    state = SkillCheckpoint.load(pick_run / "checkpoints" / "latest.pt")
     # Every update collects exactly T·N = 16 steps (one rank, no preemption).
-    assert state["num_steps"] == TOTAL_STEPS
-    assert state["num_updates"] == UPDATES
-    assert state["config"]["skill"] == "pick"
-    assert state["config"]["task"]["obs_preset"] == "state"
-    assert "depth" not in state["observation_space"].spaces
-    assert state["action_space"].shape == (8,)  # 7 arm deltas + grip, no base
+    assert state.num_steps == TOTAL_STEPS
+    assert state.num_updates == UPDATES
+    assert state.skill == "pick" and not state.base_movement
+    assert state.obs_preset == "state"
+    assert "depth" not in state.observation_space.spaces
+    assert state.action_space.shape == (8,)  # 7 arm deltas + grip, no base
     assert (pick_run / "config.yaml").read_text().startswith("skill: pick")
 
 
@@ -113,11 +113,11 @@ def test_resume_continues_step_count(pick_run):
     """A second invocation with --resume and a larger budget continues from the checkpoint.
 
     Last in the file: it extends the shared run the tests above read."""
-    from rearrange.runtime.checkpoint import load_checkpoint
+    from rearrange.runtime.checkpoint import SkillCheckpoint
 
     proc = _train_pick(pick_run.parent.parent, "--resume", f"total_steps={2 * TOTAL_STEPS}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "resumed from" in proc.stderr
-    state = load_checkpoint(pick_run / "checkpoints" / "latest.pt")
-    assert state["num_steps"] == 2 * TOTAL_STEPS
-    assert state["num_updates"] == 2 * UPDATES
+    state = SkillCheckpoint.load(pick_run / "checkpoints" / "latest.pt")
+    assert state.num_steps == 2 * TOTAL_STEPS
+    assert state.num_updates == 2 * UPDATES

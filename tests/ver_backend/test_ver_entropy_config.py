@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from rearrange.runtime.run import RunConfig
 from rearrange.ver_backend.config import PPOConfig, VERConfig
 from rearrange.ver_backend.entropy import EntropyCoefficient
 
@@ -72,12 +73,19 @@ def test_defaults_follow_table_a1():
         1.0,
     )
     assert (p.target_entropy, p.max_is_weight, p.max_grad_norm) == (0.0, 1.0, 0.2)
-    v = VERConfig()
-    assert (v.system, v.num_envs, v.rollout_steps, v.steps_per_rollout) == ("ver", 16, 128, 2048)
+    v, run = VERConfig(), RunConfig()
+    assert (v.system, run.num_envs, v.rollout_steps, v.steps_per_rollout(run.num_envs)) == (
+        "ver",
+        16,
+        128,
+        2048,
+    )
     assert v.ddppo_sync_fraction == 0.6
-    assert (v.resolved_min_inference_batch, v.resolved_max_inference_batch) == (10, 16)
-    assert v.total_updates() == math.ceil(500_000_000 / 2048)
-    assert VERConfig(total_steps=4096).total_updates(world_size=2) == 1
+    assert (v.resolved_min_inference_batch(16), v.resolved_max_inference_batch(16)) == (10, 16)
+    assert v.total_updates(run) == math.ceil(500_000_000 / 2048)
+    assert v.total_updates(RunConfig(total_steps=4096), world_size=2) == 1
+    # the paper's intervals, in env steps: a log every 10 and a checkpoint every 100 updates
+    assert (run.log_every_steps, run.checkpoint_every_steps) == (10 * 2048, 100 * 2048)
 
 
 @pytest.mark.parametrize(
@@ -87,7 +95,10 @@ def test_defaults_follow_table_a1():
         (lambda: PPOConfig(num_mini_batch=0), "num_mini_batch"),
         (lambda: PPOConfig(entropy_coef=5.0), "entropy_coef"),
         (lambda: VERConfig(system="sync"), "system"),
-        (lambda: VERConfig(min_inference_batch=20), "inference batch"),
+        (lambda: VERConfig(min_inference_batch=20, max_inference_batch=10), "inference batch"),
+        (lambda: VERConfig(min_inference_batch=20).check_run(RunConfig()), "run.num_envs=16"),
+        (lambda: RunConfig(checkpoint_every_steps=0), "RunConfig.checkpoint_every_steps"),
+        (lambda: RunConfig(device="tpu"), "RunConfig.device"),
         (lambda: VERConfig(num_inference_workers=2), "num_inference_workers"),
     ],
 )

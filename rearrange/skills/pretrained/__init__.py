@@ -1,9 +1,10 @@
 """Pretrained skill checkpoints shipped inside the package (nothing is downloaded).
 
-Each skill has `<skill>[_bm].pt` (fp16 policy weights, the spaces, the model and task config)
-and `<skill>[_bm].json` (the manifest: skill, base movement, training command, steps, wall
-time, val success, commit, the run checkpoint it came from). `_bm` marks the base-movement
-variant the NoNav ablation needs.
+Each skill has `<skill>[_bm].pt` (a `rearrange.runtime.checkpoint.SkillCheckpoint`: fp16
+policy weights, spaces, model config, no training state) and `<skill>[_bm].json` (its
+manifest: skill, base movement, training command, steps, wall time, val success, commit, the
+run checkpoint it came from). `_bm` marks the base-movement variant the NoNav ablation needs
+(`checkpoint_stem`).
 
     python -m rearrange.ship_skill export runs/pick/cpu_v1/checkpoints/ckpt_X.pt \
         --command "python -m rearrange.train_skill pick --profile cpu" --episodes 100
@@ -19,13 +20,11 @@ from typing import Any
 PRETRAINED_DIR = Path(__file__).resolve().parent
 
 
-def pretrained_name(skill: str, base_movement: bool) -> str:
-    return f"{skill}_bm" if base_movement else skill
-
-
 def pretrained_path(skill: str, base_movement: bool = False) -> Path | None:
     """The shipped checkpoint of `skill` (base-movement variant if asked), or None."""
-    path = PRETRAINED_DIR / f"{pretrained_name(skill, base_movement)}.pt"
+    from rearrange.runtime.checkpoint import checkpoint_stem  # lazy: torch-heavy
+
+    path = PRETRAINED_DIR / f"{checkpoint_stem(skill, base_movement)}.pt"
     return path if path.is_file() else None
 
 
@@ -47,25 +46,3 @@ def shipped() -> list[dict[str, Any]]:
         manifest = read_manifest(pt) or {}
         out.append({"file": pt.name, "bytes": pt.stat().st_size, **manifest})
     return out
-
-
-def compact_state(ckpt: dict[str, Any], manifest: dict[str, Any]) -> dict[str, Any]:
-    """What a shipped checkpoint keeps of a training checkpoint: fp16 weights, no optimiser.
-
-    The learner key holds no optimiser state (the file is for inference); the rest of the
-    training-checkpoint keys stay so `rearrange.runtime.checkpoint.load_checkpoint` and
-    `LearnedSkill` read it like any other checkpoint."""
-    import torch
-
-    weights = {k: v.half() if torch.is_floating_point(v) else v for k, v in ckpt["policy"].items()}
-    return {
-        "policy": weights,
-        "learner": {},
-        "num_steps": int(ckpt["num_steps"]),
-        "num_updates": int(ckpt["num_updates"]),
-        "wall_time_s": float(ckpt.get("wall_time_s", 0.0)),
-        "config": {k: ckpt["config"][k] for k in ("skill", "base_movement", "model", "task")},
-        "observation_space": ckpt["observation_space"],
-        "action_space": ckpt["action_space"],
-        "manifest": manifest,
-    }

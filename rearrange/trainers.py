@@ -1,0 +1,171 @@
+"""The table of trainers (docs/DESIGN.md §5): `TRAINERS[algo]` is everything `train_skill`
+needs to know about the trainer `--algo algo` names, so the CLI looks a trainer up instead of
+branching on it.
+
+Each entry builds, from the composed `TrainConfig` and the run directory, an object that
+satisfies `runtime.run.Trainer` (`train() -> TrainResult`); both trainers take the same
+`RunConfig` (`cfg.run`: envs, steps, seed, device, intervals in env steps) and `RunSetup`.
+A new trainer is one entry here, its config group (`groups`, a field of `TrainConfig`) and
+`skill_configs/algo/<name>.yaml`.
+
+Importing this module loads no torch (rearrange.config reads the table); the trainers are
+imported when an entry builds one.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rearrange.runtime.run import RunSetup, Trainer
+
+if TYPE_CHECKING:
+    from rearrange.config import TrainConfig
+
+
+@dataclass(frozen=True)
+class TrainerEntry:
+    """One row of the table."""
+
+    label: str
+    """The trainer's name in messages ("VER-PPO")."""
+    groups: tuple[str, ...]
+    """The config groups only this trainer reads; an override of another trainer's group is
+    refused (`config.foreign_trainer_override`)."""
+    updates: str
+    """What its `TrainResult.num_updates` counts, for the final log line."""
+    build: Callable[[TrainConfig, Path], Trainer]
+    """The trainer of a composed config, writing to the run directory."""
+    check: Callable[[TrainConfig], str | None]
+    """One line naming what keeps the config from training with it, or None."""
+    describe: Callable[[TrainConfig], str]
+    """How it runs, for the start banner."""
+    device: Callable[[TrainConfig], str]
+    """Where its networks train, for the start banner."""
+    eta_note: Callable[[], str]
+    """When a measured ETA comes (the start banner's is a recorded one)."""
+
+
+def plain_config(cfg: TrainConfig) -> dict:
+    """The composed config as plain data (saved in every checkpoint)."""
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(OmegaConf.structured(cfg))
+
+
+def run_setup(cfg: TrainConfig, run_dir: Path, render_device: str | None = None) -> RunSetup:
+    """The run's envs and outputs, whichever trainer: env i of rank r is seeded from
+    run.seed + 100,003·r (+ i, inside the factory) and renders on `render_device`."""
+    if cfg.skill == "synthetic":
+        from rearrange.runtime.synthetic_env import SyntheticEnvFactory
+
+        factory = SyntheticEnvFactory(cfg.synthetic, cfg.run.num_envs)
+    else:
+        from rearrange.runtime.env_worker import TaskEnvFactory
+
+        seed = cfg.run.seed + 100_003 * int(os.environ.get("RANK", "0"))
+        factory = TaskEnvFactory(cfg.skill, cfg.task, "train", seed, render_device=render_device)
+    return RunSetup(env_factory=factory, run_dir=run_dir, config_dict=plain_config(cfg))
+
+
+# ---------------------------------------------------------------- VER-PPO
+def _build_policy(obs_space, action_space, model_cfg):
+    from rearrange.models import build_policy
+
+    return build_policy(obs_space, action_space, model_cfg)
+
+
+def _ver_device(cfg: TrainConfig) -> str:
+    from rearrange.ver_backend.distributed import rank_device
+
+    return str(rank_device(cfg.run.device))
+
+
+def build_ver(cfg: TrainConfig, run_dir: Path) -> Trainer:
+    """VER-PPO; env workers render on the rank's GPU."""
+    from rearrange.ver_backend.trainer import VERTrainer
+
+    return VERTrainer(
+        cfg.run,
+        cfg.ver,
+        cfg.ppo,
+        run_setup(cfg, run_dir, render_device=_ver_device(cfg)),
+        functools.partial(_build_policy, model_cfg=cfg.model),
+        init_weights=Path(cfg.pretrained_weights) if cfg.pretrained_weights else None,
+    )
+
+
+def check_ver(cfg: TrainConfig) -> str | None:
+    try:
+        cfg.ver.check_run(cfg.run)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+# ---------------------------------------------------------------- PQL
+def build_pql(cfg: TrainConfig, run_dir: Path) -> Trainer:
+    """PQL (the config passed `check_pql`)."""
+    from rearrange.pql.trainer import PQLTrainer
+
+    return PQLTrainer(cfg.run, cfg.pql, run_setup(cfg, run_dir), cfg.model)
+
+
+def check_pql(cfg: TrainConfig) -> str | None:
+    """PQL trains state observations with its own actor policy, on one machine."""
+    from rearrange.pql.policy import PQL_POLICY
+
+    if cfg.skill != "synthetic" and cfg.task.obs_preset == "depth":
+        return (
+            "PQL trains from state observations but task.obs_preset=depth: drop --profile "
+            "paper, or pass task.obs_preset=state"
+        )
+    if cfg.model.policy != PQL_POLICY:
+        return (
+            f"algo=pql needs model.policy={PQL_POLICY} (set by skill_configs/algo/pql.yaml), got "
+            f"{cfg.model.policy!r}: use --algo pql instead of algo=pql"
+        )
+    if cfg.pretrained_weights:
+        return "pretrained_weights is supported with --algo ver only: drop it for PQL"
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        return "PQL runs on one machine in one launch: start it without torchrun"
+    return None
+
+
+def _describe_pql(cfg: TrainConfig) -> str:
+    mode = "one process" if cfg.run.serial else "Actor, V- and P-learner processes"
+    return f"PQL ({mode}; {cfg.run.num_envs} envs; --algo ver for VER-PPO)"
+
+
+def _pql_eta_note() -> str:
+    from rearrange.pql.trainer import MEASURED_ETA_STEPS
+
+    return f"a measured one after {MEASURED_ETA_STEPS:,} steps"
+
+
+TRAINERS: dict[str, TrainerEntry] = {
+    "ver": TrainerEntry(
+        label="VER-PPO",
+        groups=("ver", "ppo"),
+        updates="updates",
+        build=build_ver,
+        check=check_ver,
+        describe=lambda cfg: f"VER-PPO (system {cfg.ver.system}; {cfg.run.num_envs} envs per rank)",
+        device=_ver_device,
+        eta_note=lambda: "the bar shows the measured one",
+    ),
+    "pql": TrainerEntry(
+        label="PQL",
+        groups=("pql",),
+        updates="V-learner updates",
+        build=build_pql,
+        check=check_pql,
+        describe=_describe_pql,
+        device=lambda cfg: f"{cfg.run.resolved_device()} (learners; envs on CPU)",
+        eta_note=_pql_eta_note,
+    ),
+}
