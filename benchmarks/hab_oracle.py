@@ -1,22 +1,27 @@
 """Oracle-skill TP-SRL on HAB val episodes: per-stage and full-task success.
 
     MUJOCO_GL=egl python benchmarks/hab_oracle.py [--episodes 50] [--scenarios tidy_house ...]
+    PYTHONPATH=/tmp/blk python benchmarks/hab_oracle.py --import blockon   # a plugin first
 
 Runs every scenario with the plan's nav steps (TP-SRL) and without them (TP-SRL(NoNav):
 the oracle manipulation skills then drive the base themselves), prints a markdown table
-(success rates with Wilson 95 % intervals) and
-writes each run's results.json under --out. With oracle skills the numbers measure the
-executor, planner, sim and task definitions, not learning.
+(success rates with Wilson 95 % intervals, and how many episodes the contact-force limit
+ended: Habitat's force_terminate, `tasks/force_limit.py`) and writes each run's
+results.json under --out. With oracle skills the numbers measure the executor, planner,
+sim and task definitions, not learning. `--import MODULE` imports a module first (e.g.
+one that changes SimConfig or ForceLimit defaults); the header states whether the world
+blocks the robot and the force limit.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import time
 from pathlib import Path
 
 from rearrange.eval.args import EvalArgs
-from rearrange.eval.report import EvalResult, write_json
+from rearrange.eval.report import EvalResult, FailureCause, write_json
 from rearrange.eval.runner import evaluate
 from rearrange.eval.stats import format_rate
 from rearrange.sim.episode_types import HAB_SCENARIOS
@@ -43,7 +48,7 @@ def run(scenario: str, no_nav: bool, args: argparse.Namespace) -> tuple[EvalResu
 def markdown(rows: list[tuple[EvalResult, float]]) -> str:
     width = max(len(r.stage_names) for r, _ in rows)
     head = "| scenario | method | eps | " + " | ".join(f"stage {k + 1}" for k in range(width))
-    lines = [head + " | full | steps/s |", "|" + "---|" * (width + 5)]
+    lines = [head + " | full | excessive force | steps/s |", "|" + "---|" * (width + 6)]
     for result, seconds in rows:
         n = len(result.episodes)
         reached = [e.stages_completed for e in result.episodes]
@@ -53,10 +58,12 @@ def markdown(rows: list[tuple[EvalResult, float]]) -> str:
         ]
         cells += [""] * (width - len(cells))
         steps = sum(e.steps for e in result.episodes)
+        forced = sum(e.failure_cause == FailureCause.EXCESSIVE_FORCE for e in result.episodes)
         lines.append(
             f"| {result.scenario} | {result.label} | {len(result.episodes)} | "
             + " | ".join(cells)
-            + f" | **{format_rate(result.full_successes, n)}** | {steps / max(seconds, 1e-9):.0f} |"
+            + f" | **{format_rate(result.full_successes, n)}** | {forced} "
+            + f"| {steps / max(seconds, 1e-9):.0f} |"
         )
     return "\n".join(lines)
 
@@ -83,7 +90,15 @@ def main() -> None:
     )
     p.add_argument("--out", default="runs/eval/hab_oracle")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE")
     args = p.parse_args()
+    for name in args.imports:
+        importlib.import_module(name)
+    from rearrange.sim.config import SimConfig
+    from rearrange.tasks.force_limit import ForceLimit
+
+    world = "blocks the robot" if SimConfig().world_blocks_robot else "lets the robot through"
+    print(f"The world {world}; force limit {ForceLimit().max_accum:g} N accumulated", flush=True)
     args.step_limits = {k: int(v) for k, _, v in (s.partition("=") for s in args.step_limit)}
     args.progress = not args.no_progress
     rows = []

@@ -47,7 +47,8 @@ def test_the_envs_decode_what_the_layout_composes(skill, base_movement):
 
 def test_step_limits():
     assert task_step_limit("nav") == 400 and task_step_limit("pick", True) == 300
-    assert task_step_limit("open_fridge") == 200 and task_step_limit("open_fridge", True) == 300
+    assert task_step_limit("open_fridge") == 300 and task_step_limit("open_fridge", True) == 300
+    assert task_step_limit("open_cab") == 200 and task_step_limit("open_cab", True) == 300
     assert step_limit_for("nav") == 300 and step_limit_for("place") == 200
     assert step_limit_for("place", base_movement=True) == 700
 

@@ -1,9 +1,34 @@
 """Scripted arm skills: pick and place (open/close: `oracle_articulated.py`).
 
-Each is a small phase machine that sets a world-frame EE target every step and reaches it
-with damped-least-squares IK through the 7 joint-delta action (≤ 0.0125 rad per step). The
+Each is a small phase machine that sets a world-frame EE target (and a gripper axis) every
+step and reaches it with `oracle_motion.ArmMotion`: a collision-constrained QP over the 7
+joint deltas of the policy's action (<= 0.0125 rad per step) that keeps every arm link,
+and a held object, clear of walls, furniture, doors, drawers and the other loose objects
+(the world blocks the arm there since issue 27, and every contact costs force). The
 suction gripper grasps on contact, so grasping is "grip on while touching". With base
-movement enabled the oracle first drives the base within arm's reach.
+movement the oracle first drives the base within arm's reach (`PathFollower`, which keeps
+the arm clear of the scene while it drives and turns).
+
+Pick (why these waypoints): the gripper comes down on the object from above along its
+axis, pitched PICK_PITCH from horizontal at least. Straight down, the wrist stands over the
+object, above any edge beside it; a drawer's object sits partly under the cabinet's top
+slab, where the axis may tilt (the wrist then leans out toward the robot). The pre-grasp
+point is PRE_GRASP back along that axis (the object itself kept clear on the way there: a
+tall bottle was knocked over), the descent a straight line with the grip on only once
+the suction would take the target and not a neighbour (`oracle_motion.grasp_ready`). On
+the fridge's shelf (0.75 m under its ceiling, 0.6 m deep) the gripper comes in level
+through the opening onto the object's near side (`_inward`), after a waypoint in front of
+the opening unless the robot already stands square to it; it lifts 3 cm and backs out
+before carrying. With base movement the stand pose for a fridge pick is in front of the
+opening, entered straight (`container_stand`, `PathFollower.straight_in`).
+
+Place: the object is brought above its goal and lowered (it alone may touch the
+receptacle, in the last HELD_FREE), let go, the gripper lifted clear and returned near
+rest (`oracle_motion.toward_ball`).
+
+Known limit: a close spawn beside the fridge (behind its front plane) with the object deep
+on the shelf leaves it out of honest reach (the arm would have to wrap round the side
+wall's front edge and 0.3-0.5 m in): 4 of the first 50 val pick episodes.
 """
 
 from __future__ import annotations
@@ -14,14 +39,24 @@ from typing import Any
 import numpy as np
 
 from rearrange.sim import objects
+from rearrange.sim import robot as R
 from rearrange.sim.placement import best_ready_pose, in_ready_pose
 from rearrange.sim.robot import CARRY_EE_OFFSET
 from rearrange.skills.base import SkillError
-from rearrange.skills.ik import ik_arm_action
 from rearrange.skills.oracle_common import (
     OracleSkill,
     base_to_world,
     rest_ee_world,
+)
+from rearrange.skills.oracle_motion import (
+    CREEP_SAFE,
+    FINGERTIP,
+    ArmMotion,
+    Settle,
+    box_axis,
+    grasp_ready,
+    gripper_axis,
+    toward_ball,
 )
 from rearrange.skills.oracle_nav import PathFollower
 
@@ -29,15 +64,64 @@ REACH_TOL = 0.03  # m: a via-point counts as reached
 PHASE_TIMEOUT = 90  # steps before a stuck phase moves on
 NAV_TIMEOUT = 600  # steps the base-moving pick/place may drive before trying anyway
 READY_REACH = 0.8  # m: a target this close to the shoulder (and in view) needs no drive
+# Stand poses in front of the fridge's opening (`container_stand`): the base centre this
+# far out from the front face, this far to the side of the target, the target this close.
+CONTAINER_OUT = (0.40, 0.45, 0.5, 0.55, 0.6)
+CONTAINER_SIDE = (0.0, 0.05, -0.05, 0.1, -0.1, 0.15, -0.15, 0.2, -0.2, 0.25, -0.25, 0.3, -0.3)
+CONTAINER_REACH = 1.0
 # Carry pose (base frame offset from the resting EE): the held object hangs ~0.13 m below
 # the EE, i.e. at 0.76-1.03 m at rest, below 0.9 m counter tops, so driving up to a counter
 # pushed it into the counter and broke the grasp. Raised by 0.13 m (still within the tasks'
 # 0.15 m EE-rest tolerance, so pick's postcondition holds) it clears counters.
 CARRY_OFFSET = np.array(CARRY_EE_OFFSET)
 CARRY_TOL = 0.03  # m: the carry pose counts as reached
-# IK joint costs: a stiff wrist makes the shoulder and elbow do the reaching, which keeps
-# the largest joint excursion (and so the travel time at 0.0125 rad/step) small.
-JOINT_WEIGHTS = np.array([1.0, 1.0, 1.0, 1.0, 2.0, 4.0, 2.0])
+PRE_GRASP = 0.10  # m the pre-grasp point stands back from the grasp point along the axis
+GRASP_GAP = 0.004  # m the fingertips stop short of the object's top (suction reaches 2 cm)
+PICK_PITCH = (math.radians(30), math.radians(90))  # gripper axis pitch range for picking
+AXIS_TOL = math.radians(6)  # the gripper axis counts as aligned this close to the range
+LIFT = 0.12  # m lifted straight up after the grasp
+ENTRY_OUT = 0.12  # m in front of a container's opening the entry waypoint stands ...
+ENTRY_UP = 0.16  # ... and this far above the object's top
+FRONT_ENTRY_UP = 0.03  # ... (front grasp: just above it)
+FRONT_YAW = math.radians(35)  # front grasp: heading within this of the fridge's inward normal
+FRONT_PITCH = (math.radians(20), math.radians(50))  # front grasp: the axis pitch range
+FRONT_HEIGHT = 0.5  # front grasp: at this fraction of the half height above the centre
+FRONT_LIFT = 0.03  # m lifted off the fridge shelf before pulling the object out
+PLACE_ABOVE = 0.10  # m above its goal the held object is brought before lowering
+PLACE_DROP = 0.015  # m above the goal where the object is let go
+HELD_FREE = 0.06  # m above the goal from which the held object may touch the receptacle
+
+
+def container_stand(sim, target_xy, furniture: str) -> tuple[float, float, float] | None:
+    """A base pose in front of the fridge's opening, facing into it, with `target_xy`
+    within reach and the resting arm clear of the scene, nearest the target; None if
+    none. Why: a pick-ready pose beside the fridge (as close spawns may be) leaves an
+    object deep inside reachable only through the fridge's side wall."""
+    from rearrange.skills.oracle_motion import clearance_at
+
+    f = sim.layout.furniture_named(furniture)
+    front = np.array([math.cos(f.front_yaw), math.sin(f.front_yaw)])
+    left = np.array([-front[1], front[0]])
+    centre = np.asarray(f.center[:2], dtype=np.float64)
+    face = centre + front * f.half_size[0]
+    target = np.asarray(target_xy, dtype=np.float64)
+    lateral = float((target - centre) @ left)
+    rest = np.asarray(R.REST_ARM_QPOS)
+    best, best_key = None, math.inf
+    nm = sim.planning_navmap()
+    for out in CONTAINER_OUT:
+        for side in CONTAINER_SIDE:
+            xy = face + out * front + (lateral + side) * left
+            reach = float(np.linalg.norm(target - xy))
+            if reach > CONTAINER_REACH or not sim.base_fits(*xy) or not nm.is_navigable(*xy):
+                continue
+            yaw = math.atan2(-front[1], -front[0])
+            pose = (float(xy[0]), float(xy[1]), yaw)
+            if clearance_at(sim, base=pose, arm=rest, whole_robot=False) < 0.04:
+                continue
+            if reach < best_key:
+                best, best_key = pose, reach
+    return best
 
 
 def carry_ee_world(sim) -> np.ndarray:
@@ -50,23 +134,19 @@ class _ArmOracle(OracleSkill):
 
     def _reset(self) -> None:
         self._phase_steps = 0
-        self._q_pref: np.ndarray | None = None
+        self._motion = ArmMotion()
+        self._settle = Settle(REACH_TOL, AXIS_TOL)
 
     def _goto(self, phase: str) -> None:
         self.phase, self._phase_steps = phase, 0
+        self._settle.reset()
 
-    def _arm_to(self, sim, target: np.ndarray, grip: float, max_step: float = 0.05) -> np.ndarray:
-        if self._q_pref is None:
-            self._q_pref = np.asarray(sim.arm_joint_pos(), dtype=np.float64).copy()
-        arm = ik_arm_action(
-            sim,
-            target,
-            max_step=max_step,
-            q_pref=self._q_pref,
-            posture_gain=0.2,
-            weights=JOINT_WEIGHTS,
-        )
-        return self.layout.compose(arm=arm, grip=grip, base=np.zeros(2))
+    def _compose(self, arm: np.ndarray, grip: float) -> np.ndarray:
+        base = None if self.layout.base is None else np.zeros(2)
+        return self.layout.compose(arm=arm, grip=grip, base=base)
+
+    def _arm_to(self, sim, target: np.ndarray, grip: float, axis=None, **kw) -> np.ndarray:
+        return self._compose(self._motion.action(sim, target, axis, **kw), grip)
 
     def _near(self, sim, target: np.ndarray, tol: float = REACH_TOL) -> bool:
         return bool(np.linalg.norm(sim.ee_pos("world") - target) < tol)
@@ -76,7 +156,10 @@ class _ArmOracle(OracleSkill):
         return self._phase_steps
 
     def _rest(self, sim, grip: float) -> np.ndarray:
-        return self._arm_to(sim, rest_ee_world(sim), grip)
+        """EE back near its resting position (`toward_ball`: what the postconditions ask),
+        the joints drawn toward the resting pose."""
+        target = toward_ball(sim.ee_pos("world"), rest_ee_world(sim))
+        return self._arm_to(sim, target, grip, q_pref=np.asarray(R.REST_ARM_QPOS))
 
 
 class _NavThenManip(_ArmOracle):
@@ -90,22 +173,30 @@ class _NavThenManip(_ArmOracle):
         self._follower: PathFollower | None = None
         self._nav_steps = 0
 
-    def _navigate(self, sim, target_xy, approach_yaw: float | None, grip: float, held=None):
-        """A base action toward the stand pose, or None once there (or when not moving)."""
+    def _navigate(
+        self, sim, target_xy, approach_yaw: float | None, grip: float, held=None, inside=None
+    ):
+        """A base action toward the stand pose, or None once there (or when not moving).
+        `inside`: the furniture whose container holds the target (`container_stand`)."""
         if not self.base_movement:
             return None
         if self._follower is None:
-            if in_ready_pose(sim, target_xy, reach_max=READY_REACH):
+            pose = container_stand(sim, target_xy, inside) if inside is not None else None
+            if pose is None and in_ready_pose(sim, target_xy, reach_max=READY_REACH):
                 return None
             yaw = approach_yaw
             if yaw is None:  # unknown furniture: approach from the robot's side
                 x, y = (float(v) for v in sim.base_pose()[:2])
                 yaw = math.atan2(y - target_xy[1], x - target_xy[0])
-            pose = best_ready_pose(sim, target_xy, yaw, held=held)
+            if pose is None:
+                pose = best_ready_pose(sim, target_xy, yaw, held=held)
             if pose is None:
                 return None
             self._follower = PathFollower()
             self._follower.reset(pose)
+            self._follower.arm_at_goal = np.asarray(R.REST_ARM_QPOS)
+            if inside is not None:
+                self._follower.straight_in(sim)
         self._nav_steps += 1
         base = self._follower.command(sim)
         if base is None or self._nav_steps > NAV_TIMEOUT:
@@ -114,7 +205,8 @@ class _NavThenManip(_ArmOracle):
 
     def _hold_arm(self, sim) -> np.ndarray:
         """Keep the arm at rest while driving (it may start anywhere)."""
-        return self._arm_to(sim, rest_ee_world(sim), 0.0)[self.layout.arm]
+        target = carry_ee_world(sim) if sim.held_object() is not None else rest_ee_world(sim)
+        return self._motion.action(sim, target, q_pref=np.asarray(R.REST_ARM_QPOS))
 
     def _front_yaw(self, sim, receptacle: str | None) -> float | None:
         try:
@@ -124,6 +216,17 @@ class _NavThenManip(_ArmOracle):
             return None
 
 
+def _fridge_of(sim, rec_name: str | None) -> str | None:
+    """The fridge furniture whose shelf `rec_name` is, else None."""
+    try:
+        rec = sim.layout.receptacle(rec_name)
+    except Exception:  # noqa: BLE001 - unknown receptacle
+        return None
+    if rec.container is None or rec.container.startswith("drawer"):
+        return None
+    return rec.furniture
+
+
 class OraclePick(_NavThenManip):
     name = "pick"
 
@@ -131,46 +234,136 @@ class OraclePick(_NavThenManip):
         super()._reset()
         if self.target.obj_index is None:
             raise SkillError("pick skill needs SkillTarget.obj_index")
+        self._axis: np.ndarray | None = None
+        self._entry: np.ndarray | None = None
+        self._inward: np.ndarray | None = None  # into the fridge: a front grasp
+
+    def _plan(self, sim, rec_name: str | None) -> None:
+        """Grasp kind and way in (module doc). From a fridge shelf the gripper comes in
+        level, pointing into the fridge (`_inward`): from above, the forearm of an arm
+        reaching in obliquely from a close spawn ran into the fridge's side wall. For
+        an object inside a container a waypoint in front of its opening comes first."""
+        try:
+            rec = sim.layout.receptacle(rec_name)
+        except Exception:  # noqa: BLE001 - unknown receptacle: no container
+            return
+        if rec.container is None:
+            return
+        f = sim.layout.furniture_named(rec.furniture)
+        front = np.array([math.cos(f.front_yaw), math.sin(f.front_yaw), 0.0])
+        top = self._top(sim)
+        face = float((np.asarray(f.center[:2]) @ front[:2]) + f.half_size[0])
+        if rec.container.startswith("drawer"):  # the drawer's own front, pulled out
+            face += float(sim.articulation_pos(rec.container))
+        else:
+            self._inward = -front
+        self._face_out = face + ENTRY_OUT - float(top[:2] @ front[:2])  # m, object to entry
+        entry = top + max(self._face_out, 0.0) * front
+        entry[2] = top[2] + (FRONT_ENTRY_UP if self._inward is not None else ENTRY_UP)
+        # no detour when the robot stands squarely in front of the opening already
+        base = np.asarray(sim.base_pose()[:2], dtype=np.float64)
+        left = np.array([-front[1], front[0]])
+        ahead = float(base @ front[:2]) - face
+        beside = abs(float((base - top[:2]) @ left[:2]))
+        self._entry = None if ahead > 0.25 and beside < 0.3 else entry
 
     def _top(self, sim) -> np.ndarray:
         i = self.target.obj_index
         half = objects.object_type(sim.episode.objects[i].obj_type).half_height
         return np.asarray(sim.object_pos(i), dtype=np.float64) + np.array([0.0, 0.0, half])
 
+    def _pick_axis(self, sim) -> np.ndarray:
+        """The approach axis asked for, the nearest to the gripper's own of: heading from
+        the robot toward the object, pitched down into PICK_PITCH (a tilt leans the wrist
+        toward the robot, out from under whatever is over the object); for a front grasp,
+        heading into the fridge (within FRONT_YAW of its inward normal, as near the
+        robot-to-object line as that allows), nearly level (FRONT_PITCH)."""
+        x, y, _ = (float(v) for v in sim.base_pose())
+        obj = np.asarray(sim.object_pos(self.target.obj_index), dtype=np.float64)
+        yaw = math.atan2(obj[1] - y, obj[0] - x)
+        if self._inward is None:
+            return box_axis(gripper_axis(sim), yaw, math.radians(20), PICK_PITCH)
+        inward = math.atan2(self._inward[1], self._inward[0])
+        off = float(np.clip(math.remainder(yaw - inward, 2 * math.pi), -FRONT_YAW, FRONT_YAW))
+        return box_axis(gripper_axis(sim), inward + off, math.radians(10), FRONT_PITCH)
+
+    def _grasp_point(self, sim, axis: np.ndarray) -> np.ndarray:
+        """EE position with the fingertips GRASP_GAP short of the object along `axis`:
+        onto its top, or (front grasp) onto its side facing the gripper, at mid height."""
+        if self._inward is None:
+            return self._top(sim) - axis * (GRASP_GAP + FINGERTIP)
+        i = self.target.obj_index
+        t = objects.object_type(sim.episode.objects[i].obj_type)
+        h = np.array([axis[0], axis[1], 0.0])
+        h /= np.linalg.norm(h)
+        if t.shape == "box":
+            rot = sim.data.xmat[int(sim.idx.obj_bodies[i])].reshape(3, 3)
+            reach = float(np.abs(rot.T @ h) @ np.asarray(t.size))
+        else:
+            reach = float(t.size[0])
+        side = np.asarray(sim.object_pos(i), dtype=np.float64) - reach * h
+        side[2] += FRONT_HEIGHT * t.half_height  # the upper part: the palm clears the shelf
+        return side - axis * (GRASP_GAP + FINGERTIP)
+
     def _act(self, obs: dict, sim: Any) -> np.ndarray:
         holding = sim.held_object() == self.target.obj_index
-        if holding and self.phase in ("start", "above", "descend"):
+        target_geom = {int(sim.idx.obj_geoms[self.target.obj_index])}
+        if holding and self.phase in ("start", "entry", "above", "descend"):
             self._goto("lift")
-            self._lift_to = sim.ee_pos("world") + np.array([0.0, 0.0, 0.12])
+            up = LIFT if self._inward is None else FRONT_LIFT
+            self._lift_to = sim.ee_pos("world") + np.array([0.0, 0.0, up])
         if self.phase == "start":
             i = self.target.obj_index
             rec = self.target.receptacle or sim.episode.objects[i].receptacle
-            drive = self._navigate(sim, self._top(sim)[:2], self._front_yaw(sim, rec), -1.0)
+            inside = _fridge_of(sim, rec)
+            drive = self._navigate(
+                sim, self._top(sim)[:2], self._front_yaw(sim, rec), -1.0, inside=inside
+            )
             if drive is not None:
                 return drive
-            self._goto("above")
+            self._goto("entry")
+            self._plan(sim, rec)
         n = self._tick()
+        if self.phase == "entry":
+            if self._entry is None or self._near(sim, self._entry, 0.05) or n > PHASE_TIMEOUT:
+                self._goto("above")
+                n = self._tick()
+            else:
+                return self._arm_to(sim, self._entry, -1.0, self._pick_axis(sim))
         if self.phase == "above":
-            target = self._top(sim) + np.array([0.0, 0.0, 0.10])
-            if self._near(sim, target) or n > PHASE_TIMEOUT:
+            axis = self._pick_axis(sim)
+            target = self._grasp_point(sim, axis) - PRE_GRASP * axis
+            if self._settle(sim, target, axis) or n > PHASE_TIMEOUT:
                 self._goto("descend")
-            return self._arm_to(sim, target, -1.0)
+                self._axis = axis
+            return self._arm_to(sim, target, -1.0, axis)  # the target too is kept clear
         if self.phase == "descend":
-            # Aim slightly into the object: contact is what triggers the suction grasp.
-            target = self._top(sim) - np.array([0.0, 0.0, 0.01 + 0.0005 * n])
-            # Creep near contact: the grasp fires at ≤ 2 cm, before the fingers press into
+            axis = self._axis
+            grasp = self._grasp_point(sim, axis)
+            # Creep near contact: the grasp fires at <= 2 cm, before the fingers press into
             # the object (a kinematic finger inside a welded object shoves it out of the hold).
-            close = np.linalg.norm(sim.ee_pos("world") - self._top(sim)) < 0.07
+            gap = float(np.linalg.norm(sim.ee_pos("world") - grasp))
             if n > 2 * PHASE_TIMEOUT:
                 self._goto("above")
+            target = grasp - 0.0005 * n * axis  # on into it should the grasp not fire
+            grip = 1.0 if gap < 0.04 and grasp_ready(sim, next(iter(target_geom))) else -1.0
+            slow = gap < 0.04
             return self._arm_to(
-                sim, target, 1.0 if close else -1.0, max_step=0.006 if close else 0.02
-            )
+                sim, target, grip, axis, skip=target_geom, max_lin=0.006 if slow else 0.02,
+                safe=CREEP_SAFE if slow else None,
+            )  # fmt: skip
         if self.phase == "lift":
-            if self._near(sim, self._lift_to, 0.04) or n > PHASE_TIMEOUT // 2:
+            if self._near(sim, self._lift_to, 0.03) or n > PHASE_TIMEOUT // 2:
+                self._goto("withdraw" if self._inward is not None else "carry")
+                if self._inward is not None:  # straight back out of the fridge first
+                    out = max(self._face_out, 0.0) + 0.05
+                    self._out_to = sim.ee_pos("world") - out * self._inward
+            return self._arm_to(sim, self._lift_to, 1.0, held_safe=0.008)
+        if self.phase == "withdraw":
+            if self._near(sim, self._out_to, 0.04) or n > PHASE_TIMEOUT // 2:
                 self._goto("carry")
-            return self._arm_to(sim, self._lift_to, 1.0)
-        return self._arm_to(sim, carry_ee_world(sim), 1.0)
+            return self._arm_to(sim, self._out_to, 1.0, held_safe=0.008)
+        return self._arm_to(sim, carry_ee_world(sim), 1.0, q_pref=np.asarray(R.REST_ARM_QPOS))
 
     def is_done(self, obs: dict, sim: Any) -> bool:
         """Done once holding with the arm at the carry pose (not merely within the rest
@@ -191,7 +384,6 @@ class OraclePlace(_NavThenManip):
         super()._reset()
         if self.target.obj_index is None or self.target.goal_pos is None:
             raise SkillError("place skill needs SkillTarget.obj_index and goal_pos")
-        self._released_at = 0
 
     def _goal_receptacle(self, sim) -> str | None:
         for t in sim.episode.targets:
@@ -219,22 +411,26 @@ class OraclePlace(_NavThenManip):
         n = self._tick()
         obj = np.asarray(sim.object_pos(self.target.obj_index), dtype=np.float64)
         if self.phase == "above":
-            want = goal + np.array([0.0, 0.0, 0.10])
+            want = goal + np.array([0.0, 0.0, PLACE_ABOVE])
             if np.linalg.norm(obj - want) < 0.04 or n > PHASE_TIMEOUT:
                 self._goto("lower")
             return self._arm_to(sim, self._ee_for_object_at(sim, want), 1.0)
         if self.phase == "lower":
-            want = goal + np.array([0.0, 0.0, 0.015])
+            want = goal + np.array([0.0, 0.0, PLACE_DROP])
             if np.linalg.norm(obj - want) < 0.02 or n > PHASE_TIMEOUT:
                 self._goto("release")
-            return self._arm_to(sim, self._ee_for_object_at(sim, want), 1.0, max_step=0.02)
+            # the object itself may come down onto its receptacle in the last few cm
+            free = obj[2] - goal[2] < HELD_FREE
+            target = self._ee_for_object_at(sim, want)
+            return self._arm_to(sim, target, 1.0, max_lin=0.02, avoid_held=not free)
         if self.phase == "release":
             if n > 3:
                 self._goto("retreat")
                 self._up = sim.ee_pos("world") + np.array([0.0, 0.0, 0.10])
-            return self.layout.compose(arm=np.zeros(7), grip=-1.0, base=np.zeros(2))
+            return self._compose(np.zeros(7, dtype=np.float32), -1.0)
         if self.phase == "retreat":
             if self._near(sim, self._up, 0.04) or n > PHASE_TIMEOUT // 2:
                 self._goto("rest")
+            # the object just let go stays where it is: keep off it
             return self._arm_to(sim, self._up, -1.0)
         return self._rest(sim, -1.0)
