@@ -235,13 +235,14 @@ def test_force_limit_ends_the_episode_as_excessive_force(one_target_episode, mon
     config = HabConfig(obs_preset="state", force_limit=ForceLimit(max_accum=1000.0))
     env = HabEnv(ep.task, config, split="val", episodes=[ep])
     env.reset()
-    monkeypatch.setattr(env.sim, "contact_force", lambda: 620.0)  # 600 N above the floor
+    bumps = iter([0.0, 600.0, 0.0, 600.0] * 10)  # hitting something again and again
+    monkeypatch.setattr(env.sim, "contact_force", lambda: next(bumps))
     plan = make_plan(env.sim.layout, env.episode, no_nav=True)
     skills = {"pick": IdleSkill("pick"), "place": IdleSkill("place")}
     skills["pick"].step_limit = 50
     record = TPSRLExecutor(env, skills, ExecutorConfig(reset_arm=False)).run_episode(plan)
-    # 600 N, 1200 N > 1000 N: the second step exceeds it and the pick ends there
-    assert record.steps == 2 and not record.success and record.stages_completed == 0
+    # rises of 600 N at steps 2 and 4: 1200 N > 1000 N, and the pick ends there
+    assert record.steps == 4 and not record.success and record.stages_completed == 0
     assert record.failure_cause == "excessive force" and record.failed_skill == str(plan[0])
     assert "1200 N accumulated" in record.failure_reason
     assert record.skill_runs[0]["ended_by"] == "force"

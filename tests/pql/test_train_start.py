@@ -51,10 +51,12 @@ def test_banner_names_the_run_and_a_recorded_eta(tmp_path):
     assert "trainer:      PQL" in text and "skill:        pick (fixed base)" in text
     assert "observations: state" in text and "device:       cpu" in text
     assert f"run dir:      {run_dir} (new run)" in text and str(run_dir / "tb") in text
-    assert "steps:        200,000 (run.total_steps)" in text
-    assert f"at {sps:.0f} steps/s (recorded: the shipped pick.pt, 200,000 steps in" in text
+    steps = f"{manifest['steps']:,}"  # the CPU schedule is the shipped checkpoint's
+    assert f"steps:        {steps} (run.total_steps)" in text
+    assert f"at {sps:.0f} steps/s (recorded: the shipped pick.pt, {steps} steps in" in text
     resumed = "\n".join(start_banner(cfg, run_dir, 150_000, cuda=False))
-    assert "(resuming at step 150,000)" in resumed and "50,000 to go" in resumed
+    to_go = f"{manifest['steps'] - 150_000:,} to go"
+    assert "(resuming at step 150,000)" in resumed and to_go in resumed
 
 
 def test_banner_says_when_no_speed_is_recorded(tmp_path):
@@ -168,7 +170,8 @@ def test_every_shipped_training_command_still_composes(name, tmp_path):
     manifest = json.loads((PRETRAINED_DIR / f"{name}.json").read_text())
     argv = _shipped_argv(manifest["training_command"])
     cfg, _ = compose_run(parse_args([*argv, f"runs_root={tmp_path}"]))
-    explicit = [a.split("=")[1] for a in argv if a.startswith("total_steps=")]
+    keys = ("total_steps=", "run.total_steps=")  # the alias and the run config's key
+    explicit = [a.split("=")[1] for a in argv if a.startswith(keys)]
     total, _ = total_steps_of(cfg)
     if explicit:  # an explicit total still trains that total
         assert total == int(explicit[0])

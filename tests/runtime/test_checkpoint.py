@@ -106,21 +106,27 @@ SHIPPED = sorted(PRETRAINED.glob("*.pt"))
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
-def test_every_shipped_checkpoint_of_the_old_layout_loads_with_its_fields(path):
+def test_every_shipped_checkpoint_loads_with_its_fields(path):
+    """Old-layout files (written before the typed format) convert on load; retrained ones
+    are format 2 (`ship_skill export`)."""
     import json
 
     manifest = json.loads(path.with_suffix(".json").read_text())
     raw = torch.load(path, weights_only=False)
-    assert "format" not in raw  # written before the typed format: converted on load
     ckpt = SkillCheckpoint.load(path)
     assert ckpt.skill == manifest["skill"] and ckpt.base_movement == manifest["base_movement"]
     assert ckpt.obs_preset == manifest["obs_preset"] and ckpt.file_stem == path.stem
-    assert ckpt.num_steps == manifest["steps"] and ckpt.manifest == raw["manifest"]
+    assert ckpt.num_steps == manifest["steps"] and ckpt.manifest == raw["manifest"] == manifest
     assert ckpt.training is None  # shipped: weights only
-    assert ckpt.model.policy == raw["config"]["model"]["policy"]
-    assert ckpt.step_limit == raw["config"]["task"]["max_episode_steps"]
     assert ckpt.success_radius == (0.5 if ckpt.skill == "nav" else None)
-    for name, value in raw["policy"].items():  # the very same weights
+    if "format" in raw:
+        assert raw["version"] == 2 and ckpt.step_limit == raw["step_limit"]
+        weights = raw["weights"]
+    else:
+        assert ckpt.model.policy == raw["config"]["model"]["policy"]
+        assert ckpt.step_limit == raw["config"]["task"]["max_episode_steps"]
+        weights = raw["policy"]
+    for name, value in weights.items():  # the very same weights
         assert torch.equal(ckpt.weights[name], value) and ckpt.weights[name].dtype == value.dtype
 
 
