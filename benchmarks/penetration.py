@@ -156,22 +156,14 @@ def _side(normal_z: float) -> str:
 
 def static_contacts(sim, labels: dict[int, GeomLabel]) -> list[Contact]:
     """Every contact between the robot and walls / fixed furniture / doors / drawers now:
-    one collision pass with the robot's static bit switched on (as the sim's
-    `_static_penetration`). Contacts with the articulation the gripper holds, which the sim
-    leaves out, are kept with `held=True` (EpisodeRecord counts them apart). The contact
-    list is rebuilt by the next physics step, so this changes nothing."""
-    import mujoco
-
+    the sim's own collision pass with the robot's static bit switched on
+    (`RearrangeSim.collide_with_static`). Contacts with the articulation the gripper holds
+    are kept with `held=True` (EpisodeRecord counts them apart). The contact list is rebuilt
+    by the next physics step, so this changes nothing."""
     from rearrange.sim.furniture_geoms import STATIC_BIT
 
     m, d, idx = sim.model, sim.data, sim.idx
-    robot = idx.robot_collision_geoms
-    saved = m.geom_conaffinity[robot].copy()
-    m.geom_conaffinity[robot] = saved | STATIC_BIT
-    try:
-        mujoco.mj_collision(m, d)
-    finally:
-        m.geom_conaffinity[robot] = saved
+    sim.collide_with_static()
     if d.ncon == 0:
         return []
     held = sim.held_articulation()

@@ -41,14 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for ckpt in ckpts:
         trained = SkillCheckpoint.load(ckpt)  # the skill and base movement it was trained for
-        one = SkillEvalArgs(
-            trained.skill,
-            checkpoints=str(ckpt),
-            episodes=args.episodes,
-            seed=args.seed,
-            base_movement=trained.base_movement,
+        result = evaluate_skill(
+            SkillEvalArgs.for_checkpoint(ckpt, trained, args.episodes, args.seed)
         )
-        result = evaluate_skill(one)
         print(table_row(result), flush=True)
         rows.append((ckpt, result.success_rate, result.successes))
     with open(run / "val_selection.csv", "w", newline="") as f:

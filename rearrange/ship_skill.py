@@ -43,13 +43,7 @@ def export(args: argparse.Namespace) -> int:
 
     src = Path(args.checkpoint)
     ckpt = SkillCheckpoint.load(src)
-    run = SkillEvalArgs(
-        ckpt.skill,
-        checkpoints=str(src),
-        episodes=args.episodes,
-        seed=args.seed,
-        base_movement=ckpt.base_movement,
-    )
+    run = SkillEvalArgs.for_checkpoint(src, ckpt, args.episodes, args.seed)
     result = evaluate_skill(run)
     print(table_row(result))
     manifest = {

@@ -61,6 +61,18 @@ class SkillEvalArgs:
         if self.checkpoints is not None and self.newest_run:
             raise UsageError("--checkpoints and --newest-run exclude each other: pass one")
 
+    @classmethod
+    def for_checkpoint(cls, path, trained, episodes: int, seed: int) -> SkillEvalArgs:
+        """Evaluate the checkpoint file `path` on its own skill and base movement (`trained`:
+        its loaded `SkillCheckpoint`): the release steps' evaluation."""
+        return cls(
+            trained.skill,
+            checkpoints=str(path),
+            episodes=episodes,
+            seed=seed,
+            base_movement=trained.base_movement,
+        )
+
     def command(self) -> str:
         """The `python -m rearrange.eval_skill` command that runs this evaluation (for
         manifests and logs; task_overrides, which have no single flag form, are left out)."""

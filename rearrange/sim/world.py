@@ -401,6 +401,20 @@ class RearrangeSim:
         if self._contact_force > 0:
             self.collision_count += 1
 
+    def collide_with_static(self) -> None:
+        """One collision pass at the current kinematics with the robot's static bit switched
+        on: `data.contact` then also holds the robot's overlaps with walls, furniture, doors
+        and drawers. Those contacts never reach the solver; the next mj_step rebuilds the
+        list. The blocking check and `benchmarks/penetration.py` read it."""
+        m = self.model
+        robot = self.idx.robot_collision_geoms
+        saved = m.geom_conaffinity[robot].copy()
+        m.geom_conaffinity[robot] = saved | STATIC_BIT
+        try:
+            mujoco.mj_collision(m, self.data)
+        finally:
+            m.geom_conaffinity[robot] = saved
+
     def _static_depths(self) -> np.ndarray:
         """Depth (m) of each robot-geom pair's overlap with walls, fixed furniture, doors and
         drawers at the current kinematics (the deepest of the pair's contact points; a box
@@ -409,13 +423,7 @@ class RearrangeSim:
         mj_step rebuilds the contact list). The held door's panel counts: a wrist that the
         swinging door sweeps into is in it."""
         m, d = self.model, self.data
-        robot = self.idx.robot_collision_geoms
-        saved = m.geom_conaffinity[robot].copy()
-        m.geom_conaffinity[robot] = saved | STATIC_BIT
-        try:
-            mujoco.mj_collision(m, d)
-        finally:
-            m.geom_conaffinity[robot] = saved
+        self.collide_with_static()
         if d.ncon == 0:
             return np.zeros(0)
         g = d.contact.geom[: d.ncon]
