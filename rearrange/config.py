@@ -1,11 +1,13 @@
 """Root training config (`TrainConfig`) and its Hydra composition from `skill_configs/`.
 
 Every field is declared (typed, documented) in a dataclass registered in Hydra's ConfigStore;
-the yaml files in `skill_configs/` only override defaults: one file per skill plus the groups
-ppo, ver, model, task, profile, algo and sensing. Each setting has one owner (docs/DESIGN.md
-§5): what every trainer reads is `run` (`RunConfig`, counts in env steps), each trainer's own
-settings its group (`ver`/`ppo`, `pql`), the task, episode generation and simulator settings
-`task`, `task.episodes` and `task.sim`. Override keys from before that layout still work
+the yaml files in `skill_configs/` only override defaults: `skill.yaml`, what every skill
+trains with, a short file per skill that includes it and adds that skill's own settings (a
+skill defined outside the package may have none), and the groups ppo, ver, model, task,
+profile, algo and sensing. Each setting has one owner (docs/DESIGN.md §5): what every
+trainer reads is `run` (`RunConfig`, counts in env steps), each trainer's own settings its
+group (`ver`/`ppo`, `pql`), the task, episode generation and simulator settings `task`,
+`task.episodes` and `task.sim`. Override keys from before that layout still work
 (`RENAMED_KEYS`), or fail in one line naming the new key where their unit changed
 (`RETIRED_KEYS`). `compose_train_config(skill, overrides)` is what the CLI uses.
 """
@@ -26,13 +28,21 @@ from rearrange.models.config import ModelConfig
 from rearrange.pql.config import PQLConfig
 from rearrange.runtime.run import RunConfig
 from rearrange.runtime.synthetic_env import SyntheticEnvConfig
-from rearrange.skill_spec import SKILL_NAMES
+from rearrange.skill_spec import SKILL_NAMES, skill_names
 from rearrange.tasks.config import TaskConfig, default_task_config, task_field
 from rearrange.trainers import TRAINERS
 from rearrange.ver_backend.config import PPOConfig, VERConfig
 
-SKILLS = (*SKILL_NAMES, "synthetic")  # what train_skill trains
+SYNTHETIC = "synthetic"  # the 1-D reach test env (skill_configs/synthetic.yaml)
+SKILLS = (*SKILL_NAMES, SYNTHETIC)  # what train_skill trains (`trainable_skills`: + registered)
+SHARED_CONFIG = "skill"  # skill_configs/skill.yaml: what a skill without its own file uses
 CONFIG_DIR_ENV = "REARRANGE_CONFIG_DIR"
+
+
+def trainable_skills() -> tuple[str, ...]:
+    """Every skill train_skill trains: the defined ones (skills registered from outside the
+    package included, `skill_spec.register_skill`) and the synthetic env."""
+    return (*skill_names(), SYNTHETIC)
 
 
 def find_config_dir() -> Path:
@@ -126,12 +136,11 @@ def _writable(node) -> DictConfig:
     return cfg
 
 
-def register_configs() -> None:
-    """train_base (the schema) plus one `task/<skill>` node per skill task."""
-    store = ConfigStore.instance()
-    store.store(name="train_base", node=_writable(TrainConfig), replace=True)
-    for task in SKILL_NAMES:
-        store.store(group="task", name=task, node=_writable(_task_node(task)), replace=True)
+def register_configs(skill: str = SYNTHETIC) -> None:
+    """train_base: the schema, holding `skill`'s task defaults (step limit, rewards) from
+    skill_spec.py, so one shared yaml (skill.yaml) serves every skill."""
+    node = TrainConfig() if skill == SYNTHETIC else TrainConfig(skill=skill, task=_task_node(skill))
+    ConfigStore.instance().store(name="train_base", node=_writable(node), replace=True)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -140,11 +149,13 @@ def _one_line(exc: BaseException) -> str:
 
 
 def compose_train_config(skill: str, overrides: list[str] | None = None) -> TrainConfig:
-    """Compose skill_configs/<skill>.yaml + overrides into a validated TrainConfig."""
-    if skill not in SKILLS:
-        raise ConfigError(f"unknown skill {skill!r}; valid skills: {', '.join(SKILLS)}")
+    """Compose skill_configs/<skill>.yaml (or skill.yaml, `config_name`) + overrides into a
+    validated TrainConfig."""
+    if skill not in trainable_skills():
+        known = ", ".join(trainable_skills())
+        raise ConfigError(f"unknown skill {skill!r}; valid skills: {known}")
     _check_config_files(skill)
-    register_configs()
+    register_configs(skill)
     given = list(overrides or [])
     renamed = [rename_override(o) for o in given]
     retired = [o for o in renamed if _override_key(o) in RETIRED_KEYS]
@@ -166,7 +177,7 @@ def _compose(skill: str, overrides: list[str], given: list[str]) -> DictConfig:
     errors name the overrides as `given`."""
     try:
         with initialize_config_dir(config_dir=str(CONFIG_DIR)):
-            cfg = compose(config_name=skill, overrides=overrides)
+            cfg = compose(config_name=config_name(skill), overrides=overrides)
     except MissingConfigException as exc:
         raise ConfigError(_missing_config_message(exc, skill, given)) from None
     except Exception as exc:  # hydra raises several types; all mean "bad override"
@@ -296,6 +307,14 @@ def foreign_trainer_override(algo: str, overrides: list[str]) -> str | None:
     return None
 
 
+def config_name(skill: str) -> str:
+    """The yaml a skill composes from: its own file, or (a skill defined outside the
+    package, with no file of its own) the shared skill.yaml."""
+    if skill not in SKILLS and not (CONFIG_DIR / f"{skill}.yaml").is_file():
+        return SHARED_CONFIG
+    return skill
+
+
 def _check_config_files(skill: str) -> None:
     """A missing config directory or skill file is reported as that, not as an override."""
     if not CONFIG_DIR.is_dir():
@@ -303,7 +322,7 @@ def _check_config_files(skill: str) -> None:
             f"config directory not found: {CONFIG_DIR}: {_REINSTALL}, "
             f"or set {CONFIG_DIR_ENV} to a skill_configs directory"
         )
-    path = CONFIG_DIR / f"{skill}.yaml"
+    path = CONFIG_DIR / f"{config_name(skill)}.yaml"
     if not path.is_file():
         raise ConfigError(
             f"config file not found: {path}: restore it (git checkout -- skill_configs) "
@@ -325,7 +344,8 @@ def _missing_config_message(exc: MissingConfigException, skill: str, overrides: 
     if group:
         return (
             f"config file not found: {CONFIG_DIR / group / name}.yaml (a defaults list of "
-            f"{skill}.yaml names it): restore it (git checkout -- skill_configs) or {_REINSTALL}"
+            f"{config_name(skill)}.yaml names it): restore it (git checkout -- skill_configs) "
+            f"or {_REINSTALL}"
         )
     return f"config not found in {CONFIG_DIR}: {_one_line(exc)}"
 

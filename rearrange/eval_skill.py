@@ -32,7 +32,7 @@ from rearrange.eval.one_skill import (
     task_overrides,
 )
 from rearrange.sim.episode_types import SPLITS
-from rearrange.skill_spec import SKILL_NAMES
+from rearrange.skill_spec import SKILL_NAMES, skill_names
 
 PROG = "python -m rearrange.eval_skill"
 
@@ -91,7 +91,7 @@ def parse_args(argv: list[str] | None) -> SkillEvalArgs:
         stochastic=args.stochastic,
         verbose=args.verbose,
         json=args.json,
-        task_overrides=task_overrides(args.set, args.skill) if args.skill in SKILL_NAMES else {},
+        task_overrides=task_overrides(args.set, args.skill) if args.skill in skill_names() else {},
     )
 
 

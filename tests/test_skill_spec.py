@@ -71,3 +71,39 @@ def test_articulation_shortfall_is_one_sided():
     assert articulation_shortfall("open_fridge", 1.0, 1.2208) == pytest.approx(0.2208)
     assert articulation_shortfall("close_fridge", 0.3, 0.0) == pytest.approx(0.3)
     assert articulation_shortfall("close_cab", 0.0, 0.0) == 0.0
+
+
+def test_a_definition_is_checked_and_registered_once(monkeypatch):
+    import dataclasses
+
+    from rearrange import skill_spec
+    from rearrange.skill_spec import SkillDef, skill_def
+
+    for name in ("SKILLS", "ARTICULATED_SKILLS", "HAB_STEP_LIMITS"):  # leave the real ones
+        monkeypatch.setattr(skill_spec, name, dict(getattr(skill_spec, name)))
+    with pytest.raises(ValueError, match="action parts"):
+        SkillDef("x", ("arm", "wing"), 10, "object", (), "object")
+    with pytest.raises(ValueError, match="grip rule"):
+        SkillDef("x", ("arm", "grip"), 10, "object", (), "object")
+    with pytest.raises(ValueError, match="articulation"):
+        SkillDef("x", ("arm",), 10, "articulation", (), "articulation")
+    reach = SkillDef("reach", ("arm",), 100, "object", ("joint",), "object", hab_step_limit=150)
+    assert skill_spec.register_skill(reach) is reach and skill_spec.register_skill(reach) is reach
+    assert skill_spec.skill_names()[-1] == "reach" and skill_spec.HAB_STEP_LIMITS["reach"] == 150
+    assert action_layout("reach").size == 7 and task_step_limit("reach") == 100
+    assert action_layout("reach", True).base == slice(7, 9)  # it has a base-movement variant
+    assert step_limit_for("reach", base_movement=True) == 700
+    with pytest.raises(ValueError, match="already defined differently"):
+        skill_spec.register_skill(dataclasses.replace(reach, step_limit=50))
+    with pytest.raises(ValueError, match="unknown skill 'jump'"):
+        skill_def("jump")
+    assert "reach" not in SKILL_NAMES  # the package's own seven stay seven
+
+
+def test_nav_always_drives_and_the_rest_have_a_base_movement_variant():
+    from rearrange.skill_spec import MANIPULATION_SKILLS, skill_def
+
+    assert action_layout("nav", True) == action_layout("nav")
+    assert [s for s in SKILL_NAMES if not skill_def(s).has_base_movement_variant] == ["nav"]
+    assert MANIPULATION_SKILLS == SKILL_NAMES[1:]
+    assert [s for s in SKILL_NAMES if skill_def(s).starts_holding] == ["place"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from rearrange.eval.report import DEPTH_REPORTED
 from rearrange.eval.stats import format_rate, wilson_interval
 from rearrange.sim.episode_types import SPLITS
-from rearrange.skill_spec import SKILL_NAMES
+from rearrange.skill_spec import skill_def, skill_names
 
 
 class UsageError(ValueError):
@@ -44,9 +44,9 @@ class SkillEvalArgs:
     task_overrides: dict = field(default_factory=dict)  # TaskConfig fields of the episodes
 
     def __post_init__(self) -> None:
-        if self.skill not in SKILL_NAMES:
+        if self.skill not in skill_names():
             raise UsageError(
-                f"unknown skill {self.skill!r}; choose one of: {', '.join(SKILL_NAMES)}"
+                f"unknown skill {self.skill!r}; choose one of: {', '.join(skill_names())}"
             )
         if self.skills not in ("learned", "oracle"):
             raise UsageError(f"skills={self.skills!r}: use 'learned' or 'oracle'")
@@ -56,8 +56,8 @@ class SkillEvalArgs:
             raise UsageError(f"--episodes must be >= 1, got {self.episodes}")
         if self.videos < 0:
             raise UsageError(f"--videos must be >= 0, got {self.videos}")
-        if self.base_movement and self.skill == "nav":
-            raise UsageError("nav always moves the base: drop --base-movement")
+        if self.base_movement and not skill_def(self.skill).has_base_movement_variant:
+            raise UsageError(f"{self.skill} always moves the base: drop --base-movement")
         if self.checkpoints is not None and self.newest_run:
             raise UsageError("--checkpoints and --newest-run exclude each other: pass one")
 
@@ -195,7 +195,8 @@ def load_skill(args: SkillEvalArgs):
 
     path = find_skill_checkpoint(args.skill, args.base_movement, args.checkpoints, args.newest_run)
     skill = LearnedSkill(path, skill_name=args.skill, deterministic=not args.stochastic)
-    if args.skill != "nav" and skill.base_movement != args.base_movement:
+    variant = skill_def(args.skill).has_base_movement_variant  # nav always drives
+    if variant and skill.base_movement != args.base_movement:
         trained = "with" if skill.base_movement else "without"
         flag = "add" if skill.base_movement else "drop"
         raise SkillError(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from rearrange.sim.render import Overlays
-from rearrange.skill_spec import MANIPULATION_SKILLS
+from rearrange.skill_spec import skill_def
 
 
 def objects_to_pick(progress: Any) -> list[int]:
@@ -52,15 +52,16 @@ def arm_target(env: Any, progress: Any) -> tuple[str, tuple[float, float, float]
     if progress.arm_reset or progress.ended or not progress.plan:
         return None
     step = progress.plan[progress.step_index]
-    if step.skill not in MANIPULATION_SKILLS:
+    spec = skill_def(step.skill)
+    if not spec.uses_arm:
         return None
     sim = env.sim
-    if step.skill == "pick":
-        label, point = "pick", sim.object_pos(step.obj_index)
-    elif step.skill == "place":
+    if spec.target == "articulation":
+        label, point = "handle", sim.handle_pos(step.articulation)
+    elif spec.starts_holding:
         label, point = "place goal", env.episode.targets[step.target_index].goal_pos
     else:
-        label, point = "handle", sim.handle_pos(step.articulation)
+        label, point = "pick", sim.object_pos(step.obj_index)
     return label, tuple(float(v) for v in point)
 
 

@@ -10,7 +10,7 @@ from rearrange.eval.executor import ExecutorConfig, TPSRLExecutor
 from rearrange.eval.report import EpisodeRecord, EvalResult
 from rearrange.eval.video import VideoRecorder
 from rearrange.planner import PlanStep, make_plan, stage_names
-from rearrange.skill_spec import HAB_STEP_LIMITS, MANIPULATION_SKILLS
+from rearrange.skill_spec import HAB_STEP_LIMITS, skill_def
 from rearrange.skills import Skill, SkillError, make_skill
 
 
@@ -47,7 +47,7 @@ def load_skills(args: EvalArgs, names: list[str]) -> dict[str, Skill]:
             # below fails only when no skill of the plan has a run).
             paths[n] = find_skill_checkpoint(
                 n,
-                moving and n in MANIPULATION_SKILLS,
+                moving and skill_def(n).has_base_movement_variant,
                 args.checkpoints,
                 args.newest_run,
                 shipped_fallback=True,
@@ -129,7 +129,7 @@ def env_settings(skills: dict[str, Skill], moving: bool) -> tuple[str, int, bool
 
 
 def _base_movement(skills: dict[str, Skill], moving: bool) -> bool:
-    manip = {n: s for n, s in skills.items() if n in MANIPULATION_SKILLS}
+    manip = {n: s for n, s in skills.items() if skill_def(n).has_base_movement_variant}
     has_base = {
         n: getattr(getattr(s, "layout", None), "base", None) is not None for n, s in manip.items()
     }

@@ -19,19 +19,16 @@ from rearrange.planner.problem import build_problem, domain_file, object_index
 from rearrange.planner.search import GroundAction, PlanningError, bfs, ground
 from rearrange.sim.episode_types import Episode
 from rearrange.sim.layout_types import Layout
+from rearrange.skill_spec import SKILLS, skill_def
 
-# PDDL action -> skill (skill_spec.SKILL_NAMES); pick-at-container is the pick skill run from where the robot
-# opened the container instead of from next to the object.
-ACTION_SKILLS = {
-    "nav": "nav",
-    "pick": "pick",
-    "pick-at-container": "pick",
-    "place": "place",
-    "open-fridge": "open_fridge",
-    "close-fridge": "close_fridge",
-    "open-cab": "open_cab",
-    "close-cab": "close_cab",
-}
+
+def action_skills() -> dict[str, str]:
+    """PDDL action -> the skill that runs it, from the definitions (`SkillDef.pddl_actions`;
+    e.g. pick-at-container is the pick skill run from where the robot opened the container
+    instead of from next to the object)."""
+    return {action: name for name, d in SKILLS.items() for action in d.pddl_actions}
+
+
 # Tie-break nav actions by their destination (parameter 1), so that among shortest
 # plans the one visiting targets in episode order comes out.
 _SORT_ARG = {"nav": 1}
@@ -98,14 +95,15 @@ def pddl_plan(layout: Layout, episode: Episode) -> list[GroundAction]:
 
 
 def _to_step(action: GroundAction, episode: Episode) -> PlanStep:
-    skill = ACTION_SKILLS.get(action.name)
+    skill = action_skills().get(action.name)
     if skill is None:
         raise PlanningError(
-            f"PDDL action {action.name!r} maps to no skill; add it to ACTION_SKILLS"
+            f"PDDL action {action.name!r} maps to no skill; name it in a SkillDef.pddl_actions"
         )
-    if skill == "nav":
-        return PlanStep("nav", (action.args[1],))
-    if skill in ("pick", "place"):
+    kind = skill_def(skill).target
+    if kind == "nav_goal":  # nav (from, to)
+        return PlanStep(skill, (action.args[1],))
+    if kind == "object":  # pick (obj, where it rests), place (obj, goal receptacle)
         obj = object_index(action.args[0])
         target = next(k for k, t in enumerate(episode.targets) if t.obj_index == obj)
         return PlanStep(skill, action.args[:2], obj, target, receptacle=action.args[1])

@@ -102,6 +102,16 @@ class TaskEnvFactory:
     render_device: str | None = None
     """Torch device of the trainer ('cuda:1'): with MUJOCO_GL=egl the env renders on that GPU
     (rearrange/sim/egl_device.py); None or 'cpu': MuJoCo's default device."""
+    env_class: type | None = None
+    """The task's env class (set from the task registry): pickled by reference, so a spawned
+    worker imports the module that defines it, and a skill that module registers from
+    outside the package (docs/ADDING_A_SKILL.md) is known there too."""
+
+    def __post_init__(self) -> None:
+        if self.env_class is None:
+            from rearrange.tasks import TASK_REGISTRY
+
+            self.env_class = TASK_REGISTRY.get(self.task)
 
     def __call__(self, index: int) -> gym.Env:
         from rearrange.sim.egl_device import select_egl_device

@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from rearrange.sim.simulator import Simulator
-from rearrange.skill_spec import SKILL_NAMES, SkillTarget
+from rearrange.skill_spec import SkillTarget, skill_names
 
 
 class SkillError(ValueError):
@@ -35,6 +35,7 @@ class Skill(Protocol):
 
 
 def check_skill_name(skill_name: str) -> str:
-    if skill_name not in SKILL_NAMES:
-        raise SkillError(f"unknown skill {skill_name!r}; choose one of: {', '.join(SKILL_NAMES)}")
+    if skill_name not in skill_names():
+        known = ", ".join(skill_names())
+        raise SkillError(f"unknown skill {skill_name!r}; choose one of: {known}")
     return skill_name

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rearrange.skill_spec import skill_def
 from rearrange.skills.base import SkillError
 
 # Where `python -m rearrange.train_skill` writes: runs/SKILL/<run>/checkpoints/latest.pt.
@@ -44,9 +45,10 @@ def find_skill_checkpoint(
         run = run_dir_of(path)
         if not (shipped_fallback and run is not None and run_skill(run) != skill):
             return _in_folder(path, skill, base_movement)
-    variant = " with base movement" if base_movement and skill != "nav" else ""
+    has_variant = skill_def(skill).has_base_movement_variant  # nav always drives
+    variant = " with base movement" if base_movement and has_variant else ""
     if newest_run:
-        runs = _newest_runs(RUNS_DIR / skill, None if skill == "nav" else base_movement)
+        runs = _newest_runs(RUNS_DIR / skill, base_movement if has_variant else None)
         if runs:
             return runs[-1]
         if not shipped_fallback:

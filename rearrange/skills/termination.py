@@ -7,10 +7,22 @@ EE-to-rest, the joint of the articulation it works on), so they are not privileg
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
-from rearrange.skill_spec import ARTICULATED_SKILLS, SUCCESS, SkillTarget, articulation_shortfall
+from rearrange.skill_spec import (
+    ARTICULATED_SKILLS,
+    SUCCESS,
+    SkillTarget,
+    articulation_shortfall,
+    skill_def,
+)
 from rearrange.tasks.sensors import held_handle  # the is_holding sensor's own probe
+
+Postcondition = Callable[[str, SkillTarget, Any], bool]
+"""(skill name, target, sim) -> whether the skill has achieved what it is for."""
 
 
 def ee_at_rest(sim, tol: float = SUCCESS.ee_rest) -> bool:
@@ -19,7 +31,7 @@ def ee_at_rest(sim, tol: float = SUCCESS.ee_rest) -> bool:
 
 def articulation_goal(sim, skill_name: str, target: SkillTarget) -> tuple[str, float]:
     """(articulation name, joint value the skill drives it to)."""
-    spec = ARTICULATED_SKILLS[skill_name]
+    spec = skill_def(skill_name).articulation
     # the fridge is the only one of its kind; a drawer must be named
     name = target.articulation or ("fridge" if spec.articulation == "fridge" else None)
     if name is None:
@@ -32,18 +44,49 @@ def articulation_goal(sim, skill_name: str, target: SkillTarget) -> tuple[str, f
     )
 
 
+def _holds_target_at_rest(skill_name: str, target: SkillTarget, sim) -> bool:
+    return sim.held_object() == target.obj_index and ee_at_rest(sim)
+
+
+def _released_at_rest(skill_name: str, target: SkillTarget, sim) -> bool:
+    return sim.held_object() is None and ee_at_rest(sim)
+
+
+def _articulation_at_goal(skill_name: str, target: SkillTarget, sim) -> bool:
+    name, goal = articulation_goal(sim, skill_name, target)
+    short = articulation_shortfall(skill_name, sim.articulation_pos(name), goal)
+    at_goal = short < SUCCESS.articulation
+    return at_goal and not handle_held(sim) and ee_at_rest(sim)
+
+
+def _ends_by_stop(skill_name: str, target: SkillTarget, sim) -> bool:
+    return False  # nav ends only by its stop action
+
+
+# Each defined skill's post-condition; a skill defined outside the package that runs as a
+# runtime skill adds its own with `register_postcondition`.
+POSTCONDITIONS: dict[str, Postcondition] = {
+    "nav": _ends_by_stop,
+    "pick": _holds_target_at_rest,
+    "place": _released_at_rest,
+    **{name: _articulation_at_goal for name in ARTICULATED_SKILLS},  # open/close
+}
+
+
+def register_postcondition(skill_name: str, postcondition: Postcondition) -> None:
+    skill_def(skill_name)
+    POSTCONDITIONS[skill_name] = postcondition
+
+
 def postcondition_met(skill_name: str, target: SkillTarget, sim) -> bool:
     """True once the skill achieved what it is for and the arm is back at rest."""
-    if skill_name == "pick":
-        return sim.held_object() == target.obj_index and ee_at_rest(sim)
-    if skill_name == "place":
-        return sim.held_object() is None and ee_at_rest(sim)
-    if skill_name in ARTICULATED_SKILLS:
-        name, goal = articulation_goal(sim, skill_name, target)
-        short = articulation_shortfall(skill_name, sim.articulation_pos(name), goal)
-        at_goal = short < SUCCESS.articulation
-        return at_goal and not handle_held(sim) and ee_at_rest(sim)
-    return False  # nav ends only by its stop action
+    check = POSTCONDITIONS.get(skill_name)
+    if check is None:
+        raise ValueError(
+            f"skill {skill_name!r} has no post-condition; add one with "
+            "rearrange.skills.termination.register_postcondition"
+        )
+    return check(skill_name, target, sim)
 
 
 def handle_held(sim) -> bool:

@@ -16,7 +16,7 @@ import numpy as np
 from rearrange.sim.episode_types import SPLITS, Episode
 from rearrange.sim.episodes.config import EpisodeGenConfig
 from rearrange.sim.simulator import Simulator
-from rearrange.skill_spec import SkillTarget, action_layout
+from rearrange.skill_spec import SkillTarget, action_layout, skill_def
 
 from .actions import DecodedAction, action_space, decode_action
 from .config import TaskConfig
@@ -112,6 +112,7 @@ class SkillEnv(gymnasium.Env):
         self.config = config
         self.split = split
         self.task = config.task
+        self.definition = skill_def(config.task)
         self.render_mode = "rgb_array"
         self.observation_space = observation_space(config)
         self.action_space = action_space(config.task, self._base_movement())
@@ -136,14 +137,15 @@ class SkillEnv(gymnasium.Env):
         self.force = ForceMeter(config.force_limit)
 
     def _base_movement(self) -> bool:
-        return self.task == "nav" or self.config.base_movement
+        return action_layout(self.task, self.config.base_movement).base is not None
 
     def _spawn_for_base_movement(self, episode: Episode) -> Episode:
         """Manipulation skills with base movement start farther away (≤ 2 m, the VER paper's
         "+ base movement" variants), but for a `near_start_prob` share of episodes; without
         it they start within the arm's reach."""
         far = episode.extras.get("robot_start_far")
-        if self.task == "nav" or not self.config.base_movement or far is None:
+        variant = self.config.base_movement and self.definition.has_base_movement_variant
+        if not variant or far is None:
             return episode
         near = self.config.near_start_prob
         if near > 0 and self._rng.random() < near:  # TaskConfig.near_start_prob
@@ -200,7 +202,7 @@ class SkillEnv(gymnasium.Env):
         """Validate and split the action; then the skill's grip / stop rule, as at deployment."""
         decoded = decode_action(self.task, self.config.base_movement, action)
         layout = action_layout(self.task, self.config.base_movement)
-        if decoded.stop and self.task == "nav" and self.config.stop_mask:
+        if decoded.stop and self.target.nav_goal is not None and self.config.stop_mask:
             dist = float(goal_polar(np.asarray(self.sim.base_pose()), self.target.nav_goal)[0])
             masked = mask_nav_stop(action, layout.stop, dist)
             return decode_action(self.task, self.config.base_movement, masked)
@@ -223,12 +225,12 @@ class SkillEnv(gymnasium.Env):
         from rearrange.sim.render import Overlays
 
         t, ov = self.target, Overlays(text=[f"{self.task}  step {self.num_steps}"])
-        if self.task == "pick":
-            ov.boxes.append(t.obj_index)
-        elif self.task == "place":
-            ov.ghosts.append((t.obj_index, tuple(float(v) for v in t.goal_pos)))
-        elif self.task == "nav":
+        if t.nav_goal is not None:
             ov.spheres.append((float(t.nav_goal[0]), float(t.nav_goal[1])))
+        elif t.obj_index is not None and self.definition.starts_holding:  # where it goes
+            ov.ghosts.append((t.obj_index, tuple(float(v) for v in t.goal_pos)))
+        elif t.obj_index is not None:  # what to reach for
+            ov.boxes.append(t.obj_index)
         return ov
 
     def close(self) -> None:

@@ -16,16 +16,16 @@ from typing import Any
 from rearrange.sim.config import SimConfig
 from rearrange.sim.episodes.config import EpisodeGenConfig
 from rearrange.skill_spec import (
-    SKILL_NAMES,
     RewardConfig,
     Thresholds,
     default_rewards,
+    skill_names,
     task_step_limit,
 )
 from rearrange.tasks.force_limit import ForceLimit
 
 # "depth": 128x128 head depth + state sensors (the paper); "state": state sensors only;
-# "state_rays": state + a 64-ray obstacle range scan for nav (tasks/sensors.py RAY_SKILLS;
+# "state_rays": state + a 64-ray obstacle range scan for nav (SkillDef.ray_scan;
 # the nav CPU profile, skill_configs/sensing/nav_cpu.yaml), plain "state" for other skills.
 OBS_PRESETS = ("depth", "state", "state_rays")
 
@@ -34,15 +34,15 @@ OBS_PRESETS = ("depth", "state", "state_rays")
 class TaskConfig:
     """Everything one skill env needs. Build with `default_task_config(task, **overrides)`."""
 
-    task: str = "pick"  # one of skill_spec.SKILL_NAMES
+    task: str = "pick"  # a defined skill (skill_spec.skill_names())
     # Manipulation skills also get [linear, angular] base velocity actions (NoNav ablation).
     base_movement: bool = False
     # "depth": head depth image + state sensors; "state": state sensors only (fast CPU runs);
     # "state_rays": state + obstacle range scan for nav (see OBS_PRESETS).
     obs_preset: str = "depth"
     depth_size: int = 128  # square depth image side (paper: 128)
-    # None: the task's Habitat limit (`skill_spec.task_step_limit`: MAX_EPISODE_STEPS, plus
-    # BASE_MOVEMENT_EXTRA_STEPS for the base-movement variants of the open/close tasks).
+    # None: the task's Habitat limit (`skill_spec.task_step_limit`: SkillDef.step_limit, plus
+    # base_movement_extra_steps for the base-movement variants of the open/close tasks).
     max_episode_steps: int | None = None
     # Per-task coefficients differ (nav dist 1.0; close skills drop art/grasp/at-state): get
     # them from default_task_config(task) and merge yaml overrides onto that.
@@ -81,8 +81,8 @@ class TaskConfig:
 
     def __post_init__(self) -> None:
         self.sim = _sim_with_depth(self.sim, self.depth_size, "task")
-        if self.task not in SKILL_NAMES:
-            raise ValueError(f"unknown task {self.task!r}; valid tasks: {', '.join(SKILL_NAMES)}")
+        if self.task not in skill_names():
+            raise ValueError(f"unknown task {self.task!r}; valid tasks: {', '.join(skill_names())}")
         if self.obs_preset not in OBS_PRESETS:
             raise ValueError(
                 f"unknown obs_preset {self.obs_preset!r}; use one of {', '.join(OBS_PRESETS)}"
@@ -124,8 +124,8 @@ def default_task_config(task: str, **overrides: Any) -> TaskConfig:
     """The DESIGN §4 defaults for `task` (step limit, reward coefficients), then `overrides`:
     TaskConfig fields, or episode generation options by name (`fridge_pick_prob=0.4` sets
     `episodes.fridge_pick_prob`, `task_field`)."""
-    if task not in SKILL_NAMES:
-        raise ValueError(f"unknown task {task!r}; valid tasks: {', '.join(SKILL_NAMES)}")
+    if task not in skill_names():
+        raise ValueError(f"unknown task {task!r}; valid tasks: {', '.join(skill_names())}")
     options = {k: overrides.pop(k) for k in list(overrides) if task_field(k) != k}
     unknown = set(overrides) - set(TaskConfig.__dataclass_fields__)
     if unknown:

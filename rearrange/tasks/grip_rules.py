@@ -24,23 +24,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from rearrange.skill_spec import SUCCESS, articulation_shortfall
+from rearrange.skill_spec import SUCCESS, articulation_shortfall, skill_def
 
-# Grip rules per skill: how the grip dimension is overridden.
+# The grip rules, by the name a skill's definition gives (`SkillDef.grip_rule`): how the grip
+# dimension is overridden.
 GRIP_KEEP_ON_WHEN_HOLDING = "keep_on_when_holding"
 GRIP_KEEP_OFF_AFTER_RELEASE = "keep_off_after_release"
 GRIP_KEEP_CURRENT = "keep_current"
 GRIP_KEEP_ON_UNTIL_GOAL = "keep_on_until_goal"
 GRIP_HOLD_HANDLE_UNTIL_TARGET = "hold_handle_until_target"
-GRIP_RULES = {
-    "pick": GRIP_KEEP_ON_WHEN_HOLDING,
-    "place": GRIP_KEEP_ON_UNTIL_GOAL,
-    "nav": GRIP_KEEP_CURRENT,
-    "open_fridge": GRIP_HOLD_HANDLE_UNTIL_TARGET,
-    "close_fridge": GRIP_HOLD_HANDLE_UNTIL_TARGET,
-    "open_cab": GRIP_HOLD_HANDLE_UNTIL_TARGET,
-    "close_cab": GRIP_HOLD_HANDLE_UNTIL_TARGET,
-}
+GRIP_RULES = (
+    GRIP_KEEP_ON_WHEN_HOLDING,
+    GRIP_KEEP_OFF_AFTER_RELEASE,
+    GRIP_KEEP_CURRENT,
+    GRIP_KEEP_ON_UNTIL_GOAL,
+    GRIP_HOLD_HANDLE_UNTIL_TARGET,
+)
 # Place may release only with the object this close to its goal (the place success threshold).
 PLACE_RELEASE_DIST = SUCCESS.place
 # ... and no lower than this under the goal (the goal is the object's resting centre).
@@ -80,7 +79,7 @@ def mask_grip(
     has_released: bool = False,
     near_goal: bool = True,
 ) -> np.ndarray:
-    """Overrides the grip dimension by `rule` (see GRIP_RULES); no-op without a grip dimension.
+    """Overrides the grip dimension by `rule` (one of GRIP_RULES); no-op without a grip dimension.
 
     `has_released`: place: it has let go of its object; open/close: the joint has reached its
     target (the hold is over). `is_holding`: open/close: the target's handle is held.
@@ -107,9 +106,7 @@ def mask_grip(
     elif rule == GRIP_KEEP_CURRENT:
         out[grip_index] = grip_for_hold(is_holding)
     else:
-        raise ValueError(
-            f"unknown grip rule {rule!r}; expected one of {sorted(GRIP_RULES.values())}"
-        )
+        raise ValueError(f"unknown grip rule {rule!r}; expected one of {', '.join(GRIP_RULES)}")
     return out
 
 
@@ -127,7 +124,7 @@ class GripTracker:
     """
 
     def __init__(self, skill: str, art_tol: float = ART_AT_TARGET_TOL) -> None:
-        self.skill, self.rule = skill, GRIP_RULES.get(skill)
+        self.skill, self.rule = skill, skill_def(skill).grip_rule
         self.art_tol = art_tol
         self.reset()
 

@@ -18,7 +18,7 @@ from gymnasium import spaces
 
 from rearrange.sim.episode_types import HAB_SCENARIOS, SPLITS, Episode
 from rearrange.sim.simulator import Simulator
-from rearrange.skill_spec import SkillTarget
+from rearrange.skill_spec import SkillTarget, skill_def
 
 from .actions import DecodedAction, action_space, decode_action
 from .base import check_episodes, choose_episode, load_task_episodes, make_sim
@@ -83,7 +83,9 @@ class HabEnv:
 
     # --- skills --------------------------------------------------------------------------
     def skill_base_movement(self, skill_task: str) -> bool:
-        return skill_task == "nav" or self.config.skill_base_movement
+        """Whether the skill drives the base here: always (nav), or in its variant."""
+        spec = skill_def(skill_task)
+        return not spec.has_base_movement_variant or self.config.skill_base_movement
 
     def observation_space(self, skill_task: str, obs_preset: str | None = None) -> spaces.Dict:
         preset = obs_preset or self.config.obs_preset

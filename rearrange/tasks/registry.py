@@ -1,8 +1,13 @@
-"""Task registry: `make_env(task, config, split, seed)` builds a skill env by name."""
+"""Task registry: `make_env(task, config, split, seed)` builds a skill env by name.
+
+TASK_REGISTRY holds one env class per defined skill (`skill_spec.SKILLS`); a skill defined
+outside the package registers its class with `register_task` (docs/ADDING_A_SKILL.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from rearrange.skill_spec import skill_def
 
 from .articulated import ArticulatedEnv
 from .base import SkillEnv
@@ -23,6 +28,8 @@ TASK_REGISTRY: dict[str, Callable[..., SkillEnv]] = {
 
 
 def register_task(name: str, env_cls: Callable[..., SkillEnv]) -> None:
+    """The env class of skill `name`, which must be defined (`skill_spec.register_skill`)."""
+    skill_def(name)
     TASK_REGISTRY[name] = env_cls
 
 

@@ -14,7 +14,7 @@ from gymnasium import spaces
 
 from rearrange.sim.episode_types import Episode
 from rearrange.sim.geometry import wrap_angle
-from rearrange.skill_spec import ARTICULATED_SKILLS, SkillTarget, Thresholds
+from rearrange.skill_spec import SkillTarget, Thresholds, skill_def
 
 from .config import TaskConfig
 from .grip_rules import held_handle
@@ -30,47 +30,11 @@ DEPTH_MAX = 10.0  # metres; the sim clips depth to [0, 10]
 RAY_COUNT = 64
 RAY_MAX_RANGE = 5.0  # metres
 RAY_ANGLES = np.arange(RAY_COUNT) * (2.0 * math.pi / RAY_COUNT)
-# Skills that get the scan under "state_rays" (they drive the base); for every other skill
-# that preset is exactly "state", so one HAB env serves a rays nav beside state-only skills.
-RAY_SKILLS = ("nav",)
-
-# Which state sensors each skill observes (DESIGN.md §4 table), plus "depth" in that preset
-# and "rays" for RAY_SKILLS in "state_rays" (task_sensors).
-ART_SENSORS = ("joint", "ee_pos", "is_holding", "marker_rel_pos", "art_joint_to_target")
-TASK_SENSORS: dict[str, tuple[str, ...]] = {
-    "pick": ("joint", "is_holding", "ee_pos", "obj_start_sensor", "relative_resting_position"),
-    # goal_from_obj: the goal relative to the held object itself; obj_goal_sensor (goal from
-    # the EE) alone cannot tell where the object hangs, which varies with where a learned
-    # pick's suction cup touched it. Checkpoints trained before it ignore the extra key.
-    "place": (
-        "joint",
-        "is_holding",
-        "ee_pos",
-        "obj_goal_sensor",
-        "relative_resting_position",
-        "goal_from_obj",
-    ),
-    # goal_dir: the two angles of goal_polar / goal_heading as (cos, sin) pairs. The raw
-    # wrapped angles jump from +pi to -pi with the goal straight behind (the policy's turn
-    # direction flips on a hair), and the stop decision needs the heading error near 0,
-    # where (cos, sin) stays smooth. Checkpoints trained before it ignore the key.
-    "nav": ("joint", "goal_polar", "goal_heading", "goal_dir"),
-    # art_joint_to_target: without it an open/close policy cannot tell "not grasped yet"
-    # from "opened and released" once the base moves (is_holding is 0 in both, and the
-    # handle's place relative to the robot no longer tells the joint's state as it does from
-    # the fixed work pose), and a memoryless (PQL) policy hovers between handle and rest
-    # (docs/DESIGN.md §8.2). Checkpoints trained before it ignore the key.
-    "open_fridge": ART_SENSORS,
-    "close_fridge": ART_SENSORS,
-    "open_cab": ART_SENSORS,
-    "close_cab": ART_SENSORS,
-}
-# Sensors a skill observes only when it drives the base: a fixed-base env leaves them out
-# (task_sensors). From the fixed work pose the handle's place (marker_rel_pos) already tells
-# the joint, and with art_joint_to_target added fixed-base open_cab stopped learning
-# (docs/DESIGN.md §8.2).
-BASE_MOVEMENT_SENSORS = ("art_joint_to_target",)
-
+# Which state sensors a skill observes is its definition's (`SkillDef.sensors`, DESIGN.md §4
+# table), plus "depth" in that preset and "rays" for a skill with `ray_scan` in "state_rays"
+# (task_sensors); for every other skill that preset is exactly "state", so one HAB env serves
+# a rays nav beside state-only skills. SENSOR_DIMS is the registry of the sensors: every
+# name a definition lists must be a key (tests/test_skill_registry_coverage.py).
 SENSOR_DIMS = {
     "art_joint_to_target": 1,  # the articulation's joint value minus the skill's target
     "joint": 7,
@@ -89,24 +53,26 @@ SENSOR_DIMS = {
 
 
 def articulation_target(task: str, name: str, th: Thresholds) -> float:
-    if not ARTICULATED_SKILLS[task].opens:
+    if not skill_def(task).articulation.opens:
         return 0.0
     return th.fridge_open if name == "fridge" else th.drawer_open
 
 
 def skill_target_from_episode(task: str, episode: Episode, th: Thresholds) -> SkillTarget:
-    """The target of a skill-training episode (first target / extras), by task."""
-    if task == "nav":
+    """The target of a skill-training episode (first target / extras), by the skill's
+    target kind (`SkillDef.target`)."""
+    spec = skill_def(task)
+    if spec.target == "nav_goal":
         goal = episode.extras.get("nav_goal")
         if goal is None:
-            raise ValueError(f"nav episode {episode.episode_id} has no extras['nav_goal']")
+            raise ValueError(f"{task} episode {episode.episode_id} has no extras['nav_goal']")
         return SkillTarget(nav_goal=np.asarray(goal, dtype=np.float64))
-    if task in ("pick", "place"):
+    if spec.target == "object":
         if not episode.targets:
             raise ValueError(f"{task} episode {episode.episode_id} has no targets")
         t = episode.targets[0]
         return SkillTarget(obj_index=t.obj_index, goal_pos=np.asarray(t.goal_pos, dtype=float))
-    default = "fridge" if ARTICULATED_SKILLS[task].articulation == "fridge" else "drawer_0"
+    default = "fridge" if spec.articulation.articulation == "fridge" else "drawer_0"
     name = episode.extras.get("articulation") or default
     return SkillTarget(articulation=name, art_target=articulation_target(task, name, th))
 
@@ -116,14 +82,15 @@ def observation_space(cfg: TaskConfig) -> spaces.Dict:
 
 
 def task_sensors(task: str, obs_preset: str, base_movement: bool = True) -> tuple[str, ...]:
-    """The vector sensors of `task` under `obs_preset` ("state_rays" adds "rays" for
-    RAY_SKILLS); without `base_movement`, less BASE_MOVEMENT_SENSORS. The default (with
-    them) is the superset the HAB env observes: a learned skill reads the keys its
+    """The vector sensors of `task` under `obs_preset` ("state_rays" adds "rays" for a skill
+    with `ray_scan`); without `base_movement`, less its `base_movement_sensors`. The default
+    (with them) is the superset the HAB env observes: a learned skill reads the keys its
     checkpoint was trained with."""
-    names = TASK_SENSORS[task]
+    spec = skill_def(task)
+    names = spec.sensors
     if not base_movement:
-        names = tuple(n for n in names if n not in BASE_MOVEMENT_SENSORS)
-    extra = ("rays",) if obs_preset == "state_rays" and task in RAY_SKILLS else ()
+        names = tuple(n for n in names if n not in spec.base_movement_sensors)
+    extra = ("rays",) if obs_preset == "state_rays" and spec.ray_scan else ()
     return names + extra
 
 

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from rearrange.skill_spec import skill_def
 from rearrange.tasks import grip_rules, stop_rule
 
 
@@ -29,7 +30,7 @@ def test_stop_mask_reads_goal_polar_distance():
 def test_pick_keeps_grip_on_once_holding():
     a = np.zeros(8, dtype=np.float32)
     a[7] = -0.6
-    rule = grip_rules.GRIP_RULES["pick"]
+    rule = skill_def("pick").grip_rule
     assert grip_rules.mask_grip(a, 7, rule, is_holding=True)[7] == 1.0
     assert grip_rules.mask_grip(a, 7, rule, is_holding=False)[7] == pytest.approx(-0.6)
 
@@ -37,7 +38,7 @@ def test_pick_keeps_grip_on_once_holding():
 def test_place_keeps_grip_off_once_released():
     a = np.zeros(8, dtype=np.float32)
     a[7] = 0.8
-    rule = grip_rules.GRIP_RULES["place"]
+    rule = skill_def("place").grip_rule
     assert grip_rules.mask_grip(a, 7, rule, is_holding=False, has_released=True)[7] == -1.0
     assert grip_rules.mask_grip(a, 7, rule, is_holding=True, has_released=False)[
         7
@@ -46,7 +47,7 @@ def test_place_keeps_grip_off_once_released():
 
 def test_nav_keeps_current_hold():
     a = np.array([0.1, 0.2, 0.0, -0.5], dtype=np.float32)  # a layout with a grip at 3
-    rule = grip_rules.GRIP_RULES["nav"]
+    rule = skill_def("nav").grip_rule
     assert grip_rules.mask_grip(a, 3, rule, is_holding=True)[3] == 1.0
     assert grip_rules.mask_grip(a, 3, rule, is_holding=False)[3] == -1.0
     assert grip_rules.grip_for_hold(True) == 1.0 and grip_rules.grip_for_hold(False) == -1.0
@@ -60,9 +61,9 @@ def test_grip_mask_without_grip_dim_is_noop_and_bad_rule_raises():
 
 
 def test_place_may_release_only_near_its_goal_and_never_regrasps():
-    from rearrange.tasks.grip_rules import GRIP_RULES, mask_grip
+    from rearrange.tasks.grip_rules import mask_grip
 
-    rule = GRIP_RULES["place"]
+    rule = skill_def("place").grip_rule
     a = np.array([0.0] * 7 + [-0.8], dtype=np.float32)  # the policy asks to release
     assert mask_grip(a, 7, rule, True, False, near_goal=False)[7] == 1.0  # far: keep holding
     assert mask_grip(a, 7, rule, True, False, near_goal=True)[7] == -0.8  # near: its choice

@@ -98,8 +98,8 @@ FEW_EPISODE_FLOORS = [
 ]
 # Fixed-base open_fridge from its work pose: the open door's free edge ends ~0.4 m in front
 # of the robot with the handle on its far face, so the arm must come back round the edge;
-# honestly that takes 210-290 steps, which is why the task has 300 (skill_spec
-# MAX_EPISODE_STEPS; Habitat's 200 left it at 0 %). With base movement the base backs off
+# honestly that takes 210-290 steps, which is why the task has 300 (its SkillDef
+# step_limit; Habitat's 200 left it at 0 %). With base movement the base backs off
 # instead (`OracleArticulation._unwrap`).
 
 

@@ -16,12 +16,12 @@ import pytest  # noqa: E402
 
 from rearrange.config import compose_train_config  # noqa: E402
 from rearrange.sim.world import RearrangeSim  # noqa: E402
+from rearrange.skill_spec import skill_def  # noqa: E402
 from rearrange.tasks import HabConfig, HabEnv, default_task_config, make_env  # noqa: E402
 from rearrange.tasks.config import OBS_PRESETS  # noqa: E402
 from rearrange.tasks.sensors import (  # noqa: E402
     RAY_COUNT,
     RAY_MAX_RANGE,
-    TASK_SENSORS,
     task_observation_space,
 )
 
@@ -48,7 +48,7 @@ def test_state_rays_is_a_preset_of_tasks_and_hab():
 def test_nav_observations_match_the_space_while_driving(sim):
     env = _nav_env(sim)
     space = env.observation_space
-    assert set(space.spaces) == {*TASK_SENSORS["nav"], "rays"}
+    assert set(space.spaces) == {*skill_def("nav").sensors, "rays"}
     assert space["rays"].shape == (RAY_COUNT,) and (space["rays"].low == 0).all()
     assert (space["rays"].high == 1).all()
     obs, _ = env.reset(seed=0)

@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from rearrange.config import compose_train_config
-from rearrange.skill_spec import BASE_MOVEMENT_EXTRA_STEPS, MAX_EPISODE_STEPS
+from rearrange.skill_spec import skill_def
 from rearrange.tasks.config import default_task_config
 from rearrange.train_skill import main
 
@@ -18,7 +18,7 @@ def test_compose_matches_default_task_config(skill):
         direct = default_task_config(skill, base_movement=bm)
         assert composed.task.max_episode_steps == direct.max_episode_steps
         assert composed.task.max_episode_steps == (
-            MAX_EPISODE_STEPS[skill] + (BASE_MOVEMENT_EXTRA_STEPS.get(skill, 0) if bm else 0)
+            skill_def(skill).step_limit + (skill_def(skill).base_movement_extra_steps if bm else 0)
         )
         assert composed.task.reward == direct.reward and composed.task.base_movement == bm
 

@@ -1,17 +1,20 @@
 """Per-task episode builders: what each task puts in the scene and where the robot starts.
 
 Each builder fills a `SceneDraw` and returns (robot start, targets, extras); see the
-conventions in `rearrange.sim.episodes`.
+conventions in `rearrange.sim.episodes`. A skill's builder is the one its definition names
+(`SkillDef.episode_builder`, a key of EPISODE_BUILDERS); a HAB scenario has its own.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
 
 from rearrange.sim.episodes.arm_starts import arm_start, pick_end
 from rearrange.sim.episodes.scene_draw import NoRoom, SceneDraw
 from rearrange.sim.layout_types import Receptacle
 from rearrange.sim.objects import OBJECT_TYPES
 from rearrange.sim.placement import NoPlacement
-from rearrange.skill_spec import ARTICULATED_SKILLS
+from rearrange.skill_spec import ARTICULATED_SKILLS, SKILLS, skill_def
 
 
 def _is_drawer(r: Receptacle) -> bool:
@@ -62,8 +65,9 @@ def _build_pick(sc: SceneDraw, task: str) -> tuple:
         goal_rec = sc.pick_receptacle(open_recs, exclude=src.name)
     target = sc.target(idx, goal_rec)
     obj_xy = sc.objects[idx].pos[:2]
-    if task in ("pick", "place"):
-        if task == "place":
+    spec = skill_def(task)
+    if spec.target == "object":  # pick, place: start within reach of the object or goal
+        if spec.starts_holding:
             sc.held = idx
             extras["holding"] = idx
             arm, held_pose, sc.arm_discs, sc.held_disc = pick_end(
@@ -172,15 +176,41 @@ def _build_set_table(sc: SceneDraw, task: str) -> tuple:
     return sc.spawn_anywhere(), [sc.target(first, table), sc.target(second, table)], {}
 
 
-BUILDERS = {
-    "nav": _build_pick,
-    "pick": _build_pick,
-    "place": _build_pick,
-    "open_fridge": _build_articulated,
-    "close_fridge": _build_articulated,
-    "open_cab": _build_articulated,
-    "close_cab": _build_articulated,
+Builder = Callable[[SceneDraw, str], tuple]
+# The skills' builders, by the name a definition gives: "object" draws objects on
+# receptacles with a goal receptacle for the first (nav, pick, place), "articulation" a
+# fridge or drawer to work.
+EPISODE_BUILDERS: dict[str, Builder] = {
+    "object": _build_pick,
+    "articulation": _build_articulated,
+}
+SCENARIO_BUILDERS: dict[str, Builder] = {
     "tidy_house": _build_tidy_house,
     "prepare_groceries": _build_prepare_groceries,
     "set_table": _build_set_table,
 }
+
+
+def register_episode_builder(name: str, builder: Builder) -> None:
+    """A builder a skill defined outside the package can name (`SkillDef.episode_builder`)."""
+    EPISODE_BUILDERS[name] = builder
+
+
+class _TaskBuilders(Mapping[str, Builder]):
+    """BUILDERS[task]: a defined skill's builder (by its definition) or a scenario's."""
+
+    def __getitem__(self, task: str) -> Builder:
+        if task in SCENARIO_BUILDERS:
+            return SCENARIO_BUILDERS[task]
+        if task not in SKILLS:
+            raise KeyError(task)
+        return EPISODE_BUILDERS[SKILLS[task].episode_builder]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((*SKILLS, *SCENARIO_BUILDERS))
+
+    def __len__(self) -> int:
+        return len(SKILLS) + len(SCENARIO_BUILDERS)
+
+
+BUILDERS: Mapping[str, Builder] = _TaskBuilders()

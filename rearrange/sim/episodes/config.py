@@ -3,15 +3,35 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rearrange.sim.episode_types import HAB_SCENARIOS, SPLITS
 from rearrange.sim.layout_types import Layout
 from rearrange.sim.placement import PlacementConfig
-from rearrange.skill_spec import SKILL_NAMES
+from rearrange.skill_spec import SKILL_NAMES, skill_names
 
-TASKS = SKILL_NAMES + HAB_SCENARIOS
+
+class _TaskNames(Sequence[str]):
+    """Every task with episodes: the package's skills, the HAB scenarios, then the skills
+    registered from outside (`skill_spec.register_skill`). A task's index seeds its
+    episodes (`generation.py`), so registering a skill changes no other task's episodes."""
+
+    def _names(self) -> tuple[str, ...]:
+        added = tuple(n for n in skill_names() if n not in SKILL_NAMES)
+        return SKILL_NAMES + HAB_SCENARIOS + added
+
+    def __getitem__(self, index):
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __repr__(self) -> str:
+        return repr(self._names())
+
+
+TASKS: Sequence[str] = _TaskNames()
 
 
 class EpisodeError(ValueError):
