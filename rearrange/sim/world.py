@@ -135,12 +135,22 @@ class RearrangeSim:
         self._index_kinematic_joints()
 
     def _index_kinematic_joints(self) -> None:
-        """qpos addresses written every substep: arm (7), base (3), torso lift, head tilt."""
+        """qpos addresses written every substep: arm (7), base (3) and every fixed joint
+        (`robot.FIXED_JOINTS`: torso lift and head tilt at their config values, the rest at
+        the model's qpos0, fingers closed). Why the fingers too: left free, the physics
+        drifted them open (up to 4 cm over a few hundred steps), so a finger ended deeper in
+        a wall than the step's blocking check had predicted (docs/DESIGN.md §3)."""
         idx, f = self.idx, self.idx.fixed_qpos
-        fixed = [f[R.PREFIX + "torso_lift_joint"], f[R.PREFIX + "head_tilt_joint"]]
+        fixed = [f[n] for n in R.FIXED_JOINTS]
         self._kin_qpos = np.concatenate([idx.arm_qpos, idx.base_qpos, fixed]).astype(np.intp)
         self._kin_yaw = len(idx.arm_qpos) + 2  # base yaw's position in that vector
-        self._kin_fixed = np.array([self.config.torso_lift, self.config.head_tilt])
+        values = {
+            R.PREFIX + "torso_lift_joint": self.config.torso_lift,
+            R.PREFIX + "head_tilt_joint": self.config.head_tilt,
+        }
+        self._kin_fixed = np.array(
+            [values.get(n, float(self.model.qpos0[f[n]])) for n in R.FIXED_JOINTS]
+        )
         pos = {int(dof): k for k, dof in enumerate(idx.robot_dof)}
         self._arm_in_robot = np.array([pos[int(v)] for v in idx.arm_dof])
         self._base_in_robot = np.array([pos[int(v)] for v in idx.base_dof])
@@ -185,9 +195,7 @@ class RearrangeSim:
         self._violated = False
 
     def _set_fixed_joints(self) -> None:
-        q, f, cfg = self.data.qpos, self.idx.fixed_qpos, self.config
-        q[f[R.PREFIX + "torso_lift_joint"]] = cfg.torso_lift
-        q[f[R.PREFIX + "head_tilt_joint"]] = cfg.head_tilt
+        self.data.qpos[self._kin_qpos[-len(self._kin_fixed) :]] = self._kin_fixed
 
     def _set_arm_start(self, q) -> None:
         """Start the arm at joint values `q` (extras["arm_start"]: where the previous skill
@@ -414,6 +422,13 @@ class RearrangeSim:
             mujoco.mj_collision(m, self.data)
         finally:
             m.geom_conaffinity[robot] = saved
+
+    def static_depth_now(self) -> float:
+        """Deepest robot overlap (m) with walls, furniture, doors and drawers in the pose the
+        robot is in now: one collision pass (`collide_with_static`), whose contacts
+        `data.contact` then holds. The episode generator checks start poses with it."""
+        depth = self._static_depths()
+        return float(depth.max()) if depth.size else 0.0
 
     def _static_depths(self) -> np.ndarray:
         """Depth (m) of each robot-geom pair's overlap with walls, fixed furniture, doors and

@@ -16,6 +16,7 @@ from rearrange.sim.episodes.config import (
     check_task_split,
 )
 from rearrange.sim.episodes.scene_draw import SceneDraw
+from rearrange.sim.episodes.start_check import start_check
 from rearrange.sim.layout_types import Layout
 from rearrange.sim.navmap import NavMap
 from rearrange.sim.placement import Footprints, NoPlacement
@@ -69,22 +70,25 @@ def generate_episodes(
     *,
     layout_fn: LayoutFn | None = None,
     config: EpisodeGenConfig | None = None,
+    check_starts: bool = True,
 ) -> list[Episode]:
     """`n` episodes of `task` on `split` scenes, identical for identical arguments.
 
     `layout_fn(scene_seed, split)` defaults to `apartment.generate_layout` (tests pass
-    hand-made layouts).
+    hand-made layouts). With `check_starts`, a draw whose start poses put the robot or its
+    held object deeper than the sim's block depth into static geometry (measured in the
+    MuJoCo scene, `start_check`) is redrawn on another scene like any failed draw.
     """
     check_task_split(task, split)
     if n < 0:
         raise EpisodeError(f"number of episodes must be >= 0, got {n}")
     cfg = config or EpisodeGenConfig()
     fn = layout_fn or default_layout_fn
-    return [_generate_one(task, split, seed, i, fn, cfg) for i in range(n)]
+    return [_generate_one(task, split, seed, i, fn, cfg, check_starts) for i in range(n)]
 
 
 def _generate_one(
-    task: str, split: str, seed: int, index: int, layout_fn: LayoutFn, cfg
+    task: str, split: str, seed: int, index: int, layout_fn: LayoutFn, cfg, check_starts: bool
 ) -> Episode:
     rng = np.random.default_rng([seed, TASKS.index(task), SPLITS.index(split), index])
     pool = scene_pool(seed, split, index)
@@ -101,7 +105,7 @@ def _generate_one(
         except NoPlacement as err:
             last = str(err)
             continue
-        return Episode(
+        episode = Episode(
             episode_id=f"{task}-{split}-{index:04d}",
             task=task,
             split=split,
@@ -112,6 +116,11 @@ def _generate_one(
             articulations=sc.articulation_values(),
             extras=extras,
         )
+        if check_starts:  # draws nothing from rng: episodes that pass are unchanged
+            last = start_check().problem(episode, layout)
+            if last:
+                continue
+        return episode
     raise EpisodeError(
         f"could not generate {task} episode {index} of split {split} in {cfg.max_attempts} scenes "
         f"(last problem: {last}); check the layouts have the receptacles this task needs"
