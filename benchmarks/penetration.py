@@ -358,6 +358,7 @@ def run_skill(
     frames_dir: Path | None = None,
     frames_per_run: int = 2,
     sim_overrides: dict | None = None,
+    checkpoints: str | None = None,
 ) -> Run:
     """`episodes` episodes of one skill with one policy, measured at every step."""
     import torch
@@ -367,7 +368,14 @@ def run_skill(
     from rearrange.tasks import default_task_config, make_env
 
     bm = base_movement and skill_name != "nav"
-    args = SkillEvalArgs(skill_name, base_movement=bm, skills=policy, episodes=episodes, seed=seed)
+    args = SkillEvalArgs(
+        skill_name,
+        base_movement=bm,
+        skills=policy,
+        episodes=episodes,
+        seed=seed,
+        checkpoints=checkpoints if policy == "learned" else None,
+    )
     skill, ckpt, preset = load_skill(args)
     cfg = default_task_config(
         skill_name,
@@ -684,6 +692,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--skills", default=",".join(SKILL_NAMES), help="comma-separated skills")
     p.add_argument("--policy", choices=("learned", "oracle", "both"), default="both")
+    p.add_argument(
+        "--checkpoints",
+        metavar="FILE|DIR",
+        help="the learned policy's checkpoint (default: the shipped one); one skill only",
+    )
     p.add_argument("--episodes", type=int, default=30)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--split", default="val")
@@ -735,6 +748,7 @@ def main(argv: list[str] | None = None) -> int:
                 a.frames,
                 a.frames_per_run,
                 sim_overrides,
+                a.checkpoints,
             )
             runs.append(run)
             print(summary_row(run), flush=True)

@@ -32,6 +32,7 @@ import copy
 import math
 import os
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import mujoco
 import numpy as np
@@ -55,6 +56,17 @@ SCENE_CACHE_SIZE = 32
 PENETRATION_STIFFNESS = 1.0e4
 """N per metre of robot penetration into walls/fixed furniture (1 cm reads as 100 N), the
 force those contacts count for in `contact_force()` (see the module doc)."""
+
+
+@dataclass(frozen=True)
+class _StepStart:
+    """A step's starting state, kept while a door or drawer is held (`_held_part_guard`)."""
+
+    qpos: np.ndarray
+    qvel: np.ndarray
+    act: np.ndarray
+    qacc_warmstart: np.ndarray
+    depth: tuple[float, float] | None
 
 
 class RearrangeSim:
@@ -81,6 +93,7 @@ class RearrangeSim:
         self.footprints: Footprints | None = None
         self.collision_count = 0
         self.blocked_steps = 0
+        self.held_part_blocked_steps = 0
         self.static_depth = 0.0
         self._start_depth: tuple[float, float] | None = None
         self._entry_depth = 0.0
@@ -188,6 +201,7 @@ class RearrangeSim:
             self.start_holding(int(episode.extras["holding"]))
         self.collision_count = 0
         self.blocked_steps = 0  # policy steps the world cut short (world_blocks_robot)
+        self.held_part_blocked_steps = 0  # of those, undone for the held door (_check_held_part)
         self.static_depth = 0.0  # deepest robot overlap with static geometry after the step
         self._start_depth = None  # (deepest, summed) static depth of the pose now
         self._entry_depth = 0.0  # depth of a pose placed inside static geometry (_depth_cap)
@@ -384,6 +398,7 @@ class RearrangeSim:
         goal = np.concatenate([self.arm_target, base_goal, self._kin_fixed])
         path = start + self._alphas * (goal - start)  # [substeps, joints]: linear interpolation
         kin, dofs = self._kin_qpos, idx.robot_dof
+        before = self._held_part_guard(arm_start, base_start)
         force = 0.0
         for k in range(n):
             d.qpos[kin] = path[k]
@@ -398,9 +413,11 @@ class RearrangeSim:
         mujoco.mj_comPos(m, d)
         mujoco.mj_camlight(m, d)
         if self.config.world_blocks_robot:
-            # The end pose's depths came from _free_goal's pass (only a door that swung by
-            # itself during the step can differ); they are the next step's start.
+            # The end pose's depths came from _free_goal's pass; only a door or drawer that
+            # moved during the step can differ, and the one the gripper holds is re-measured.
             self._start_depth = self._end_depth
+            if before is not None:
+                self._check_held_part(before, arm_start)
         else:
             depth = self._static_depths()
             self._start_depth = (float(depth.max()), float(depth.sum())) if depth.size else (0, 0)
@@ -408,6 +425,47 @@ class RearrangeSim:
         self._contact_force = force / n + PENETRATION_STIFFNESS * self._start_depth[1]
         if self._contact_force > 0:
             self.collision_count += 1
+
+    def _held_part_guard(self, arm_start, base_start) -> _StepStart | None:
+        """The state to return to if the held door or drawer ends this step inside the robot
+        (`_check_held_part`); None when nothing articulated is held or the world does not
+        block the robot."""
+        if not self.config.world_blocks_robot or self.gripper.held_articulation is None:
+            return None
+        d, idx = self.data, self.idx
+        qpos = d.qpos.copy()  # _free_goal's probes left trial poses in the robot's joints
+        qpos[idx.arm_qpos] = arm_start
+        qpos[idx.base_qpos] = base_start
+        return _StepStart(
+            qpos, d.qvel.copy(), d.act.copy(), d.qacc_warmstart.copy(), self._start_depth
+        )
+
+    def _check_held_part(self, before: _StepStart, arm_start) -> None:
+        """The robot blocks the door it holds, as the world blocks the robot. The suction
+        weld holds the handle point only (the door keeps its own rotation), so a door that
+        follows the gripper round its hinge turns its panel relative to the wrist: the
+        blocking check, made before the physics with the door where it was, cannot see the
+        panel swing into the gripper (a policy learned to open the fridge with its wrist
+        5 cm inside the panel). Re-measured after the physics: if the held part now
+        overlaps the robot deeper than `_depth_cap()`, the whole step is undone (robot,
+        door and everything else back to where they were; a blocked step)."""
+        depth = self._static_depths()
+        end = (float(depth.max()), float(depth.sum())) if depth.size else (0.0, 0.0)
+        if end[0] <= self._depth_cap():
+            self._start_depth = end
+            return
+        d, m = self.data, self.model
+        d.qpos[:] = before.qpos
+        d.qvel[:] = before.qvel
+        d.act[:] = before.act
+        d.qacc_warmstart[:] = before.qacc_warmstart
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_camlight(m, d)
+        self.arm_target = np.array(arm_start, dtype=np.float64)
+        self._start_depth = before.depth
+        self.blocked_steps += 1
+        self.held_part_blocked_steps += 1
 
     def collide_with_static(self) -> None:
         """One collision pass at the current kinematics with the robot's static bit switched

@@ -1,0 +1,77 @@
+"""The robot blocks the door it holds (`RearrangeSim._check_held_part`): the suction weld
+holds the handle point only, so a door following the gripper round its hinge turns its
+panel relative to the wrist; a step that ends with the held panel deeper in the robot than
+the blocking cap is undone, door and robot together."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rearrange.sim.config import SimConfig
+from rearrange.skills.registry import make_oracle
+from rearrange.tasks import default_task_config, make_env
+
+pytest.importorskip("mujoco")
+
+
+@pytest.fixture
+def holding_fridge():
+    """An open_fridge val episode, stepped by the scripted skill until it holds the handle
+    (the door still closed, nothing overlapping)."""
+    cfg = default_task_config(
+        "open_fridge", obs_preset="state", num_episodes=1, sim=SimConfig(world_blocks_robot=True)
+    )
+    env = make_env("open_fridge", cfg, split="val", seed=0)
+    obs, _ = env.reset(options={"episode_index": 0})
+    sim = env.unwrapped.sim
+    skill = make_oracle("open_fridge")
+    skill.reset(env.unwrapped.target, sim)
+    for _ in range(200):
+        if sim.held_articulation() == "fridge":
+            break
+        obs, *_ = env.step(skill.act(obs, sim))
+    assert sim.held_articulation() == "fridge" and sim.static_depth <= 0.01
+    yield sim
+    env.close()
+
+
+def _swing_door(sim, angle: float):
+    """The step's start state, then the door turned by `angle` rad with the robot where it
+    is: what the physics does when the door follows the handle and the wrist does not."""
+    d, idx = sim.data, sim.idx
+    arm, base = d.qpos[idx.arm_qpos].copy(), d.qpos[idx.base_qpos].copy()
+    before = sim._held_part_guard(arm, base)
+    door = sim.articulation_pos("fridge")
+    sim.set_articulation_pos("fridge", door + angle)
+    sim._start_depth = sim._end_depth = before.depth
+    return before, arm, door
+
+
+def test_a_door_swung_into_the_holding_gripper_is_undone(holding_fridge):
+    sim = holding_fridge
+    before, arm, door = _swing_door(sim, 0.35)
+    blocked = sim.blocked_steps
+    sim._check_held_part(before, arm)
+    assert sim.held_part_blocked_steps == 1 and sim.blocked_steps == blocked + 1
+    assert sim.articulation_pos("fridge") == pytest.approx(door, abs=1e-9)  # door put back
+    np.testing.assert_array_equal(sim.data.qpos, before.qpos)
+    np.testing.assert_array_equal(sim.arm_target, arm)
+    depth = sim._static_depths()
+    assert (depth.max() if depth.size else 0.0) <= sim.config.block_depth
+
+
+def test_a_door_that_stays_clear_of_the_gripper_keeps_its_move(holding_fridge):
+    sim = holding_fridge
+    before, arm, door = _swing_door(sim, 0.01)
+    sim._check_held_part(before, arm)
+    assert sim.held_part_blocked_steps == 0
+    assert sim.articulation_pos("fridge") == pytest.approx(door + 0.01, abs=1e-9)
+    assert sim._start_depth[0] <= sim.config.block_depth  # the re-measured depth
+
+
+def test_the_guard_is_off_when_nothing_articulated_is_held(holding_fridge):
+    sim = holding_fridge
+    sim.gripper.release()
+    d, idx = sim.data, sim.idx
+    assert sim._held_part_guard(d.qpos[idx.arm_qpos], d.qpos[idx.base_qpos]) is None
