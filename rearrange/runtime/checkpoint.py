@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from rearrange.models.config import ModelConfig
-from rearrange.skill_spec import action_layout
+from rearrange.skill_spec import action_layout, skill_names
 
 LATEST = "latest.pt"
 FORMAT = "rearrange.skill_checkpoint"
@@ -231,7 +231,8 @@ def _described(
     base_movement = config_base_movement(config)
     if base_movement is None:
         width = int(np.prod(action_space.shape))
-        base_movement = skill != "nav" and width == action_layout(skill, True).size
+        known = skill in skill_names()  # not the trainer tests' "synthetic" skill
+        base_movement = known and skill != "nav" and width == action_layout(skill, True).size
     radius = (task.get("thresholds") or {}).get("nav_dist") if skill == "nav" else None
     limit = task.get("max_episode_steps")
     return {
