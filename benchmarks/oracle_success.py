@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 from rearrange.eval.stats import format_rate
-from rearrange.skill_spec import SKILL_NAMES
+from rearrange.skill_spec import SKILL_NAMES, skill_def
 
 HEADER = (
     "| task | episodes | success [95% CI] | mean steps (succ.) | max depth (cm) "
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         f"force limit {ForceLimit().max_accum:g} N accumulated\n\n{HEADER}"
     )
     for task in args.tasks:
-        moving = args.base_movement and task != "nav"
+        moving = args.base_movement and skill_def(task).has_base_movement_variant
         result, blocked = evaluate(
             task, args.episodes, args.seed, moving, args.verbose, args.max_episode_steps
         )

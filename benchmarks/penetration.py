@@ -7,9 +7,12 @@ the shipped learned checkpoint and/or the scripted (oracle) skill and, after eve
 step, does its own collision pass with the robot's static bit switched on (the same pass as
 the sim's, but keeping every contact): which robot link is inside which piece of furniture
 and which part of it (counter top, fridge shelf, drawer front, table top from below, wall),
-and how deep, and from which side it came in. The door or drawer the gripper holds is left
-out of the figures, as in the sim, and reported apart ("held door/drawer"). The pass runs
-on the state the step left and changes nothing in the physics.
+and how deep, and from which side it came in. The door or drawer the gripper holds is also
+reported apart, in two parts: its handle (bar and posts, `SceneIndex.art_grip_geoms`),
+which the sim exempts because the gripper sits on it and which stays out of the main
+figures, and the rest of it (the fridge door's panel, the drawer's front, sides, bottom and
+back), which the sim counts and blocks like any wall (DESIGN §3) and so do the main figures. The pass runs on the state the step
+left and changes nothing in the physics.
 
 It prints, per skill x policy: success, the episodes whose deepest contact is deeper than
 2 / 5 / 10 cm, the deepest contact, tables of the episodes' deepest contacts grouped by the
@@ -102,7 +105,8 @@ class Contact:
     pos: tuple[float, float, float]
     normal: tuple[float, float, float] = (0.0, 0.0, 1.0)  # from the static geom to the robot
     geoms: tuple[int, int] = (-1, -1)  # (robot geom, static geom)
-    held: bool = False  # a part of the door / drawer the gripper holds (the sim ignores it)
+    held: bool = False  # a part of the door / drawer the gripper holds
+    handle: bool = False  # held and its handle bar or a post (the sim exempts those)
 
     @property
     def key(self) -> str:
@@ -158,8 +162,9 @@ def static_contacts(sim, labels: dict[int, GeomLabel]) -> list[Contact]:
     """Every contact between the robot and walls / fixed furniture / doors / drawers now:
     the sim's own collision pass with the robot's static bit switched on
     (`RearrangeSim.collide_with_static`). Contacts with the articulation the gripper holds
-    are kept with `held=True` (EpisodeRecord counts them apart). The contact list is rebuilt
-    by the next physics step, so this changes nothing."""
+    are kept with `held=True`, and also `handle=True` where it is the handle bar or a post
+    (EpisodeRecord counts both apart). The contact list is rebuilt by the next physics
+    step, so this changes nothing."""
     from rearrange.sim.furniture_geoms import STATIC_BIT
 
     m, d, idx = sim.model, sim.data, sim.idx
@@ -168,6 +173,7 @@ def static_contacts(sim, labels: dict[int, GeomLabel]) -> list[Contact]:
         return []
     held = sim.held_articulation()
     held_geoms = set() if held is None else {int(g) for g in idx.art_geoms[held]}
+    handle_geoms = set() if held is None else {int(g) for g in idx.art_grip_geoms[held]}
     out = []
     for i in range(d.ncon):
         c = d.contact[i]
@@ -192,6 +198,7 @@ def static_contacts(sim, labels: dict[int, GeomLabel]) -> list[Contact]:
                 normal,
                 (rg, sg),
                 sg in held_geoms,
+                sg in handle_geoms,
             )
         )
     return out
@@ -212,12 +219,17 @@ class EpisodeRecord:
     success: bool = False
     cause: str = ""
     steps: int = 0
-    max_depth: float = 0.0  # the deepest contact but with the held door / drawer (as the sim)
+    max_depth: float = 0.0  # the deepest contact but with the held door / drawer
     deepest: Contact | None = None
     deepest_step: int = -1
     deepest_holding: str = ""  # what the gripper held then: an articulation, "obj_3" or ""
-    held_max_depth: float = 0.0  # the deepest contact with the door / drawer being held
-    held_deepest: Contact | None = None
+    # The door / drawer being held, apart: the deepest contact with its handle bar and posts
+    # (the sim exempts them: the gripper sits on them) and with the rest of it (the door's
+    # panel, the drawer's front, sides, bottom, back: the sim counts them and blocks).
+    held_handle_max_depth: float = 0.0
+    held_handle_deepest: Contact | None = None
+    held_panel_max_depth: float = 0.0
+    held_panel_deepest: Contact | None = None
     steps_over: dict[str, int] = field(default_factory=dict)  # "2cm" -> steps deeper
     part_max: dict[str, float] = field(default_factory=dict)  # "counter top" -> max depth
     link_max: dict[str, float] = field(default_factory=dict)  # "wrist_flex" -> max depth
@@ -229,19 +241,21 @@ class EpisodeRecord:
     def add_step(self, step: int, contacts: list[Contact], force: float, holding: str = "") -> bool:
         """Record one step; True when it holds the episode's deepest contact so far. A
         contact's side becomes the one its pair of geoms entered from (see `Contact`);
-        contacts with the held door / drawer only count towards `held_max_depth`."""
+        contacts with the held door / drawer also count towards `held_handle_max_depth`
+        (its handle bar and posts, left out of everything else) or `held_panel_max_depth`
+        (the rest of it, which counts like any wall)."""
         entry = {}
         for k, c in enumerate(contacts):
             pair = (c.link, c.piece, c.part, c.geoms)
             entry[pair] = self._entry.get(pair) or entry.get(pair) or c.side
             contacts[k] = dataclasses.replace(c, side=entry[pair])
         self._entry = entry
-        held = [c for c in contacts if c.held]
-        contacts = [c for c in contacts if not c.held]
-        if held:
-            worst = max(held, key=lambda c: c.depth)
-            if worst.depth > self.held_max_depth:
-                self.held_max_depth, self.held_deepest = worst.depth, worst
+        for c in contacts:
+            if c.held and c.handle and c.depth > self.held_handle_max_depth:
+                self.held_handle_max_depth, self.held_handle_deepest = c.depth, c
+            elif c.held and not c.handle and c.depth > self.held_panel_max_depth:
+                self.held_panel_max_depth, self.held_panel_deepest = c.depth, c
+        contacts = [c for c in contacts if not c.handle]  # the held panel counts, as in the sim
         self.forces.append(float(force))
         self.static_forces.append(PENETRATION_STIFFNESS * sum(c.depth for c in contacts))
         per_pair: dict = {}
@@ -289,6 +303,9 @@ def cm(t: float) -> str:
 def episode_target(task: str, episode, layout) -> tuple[str, str]:
     """(name, kind) of what the episode is about: pick's source receptacle, place's goal
     receptacle, the articulation of open/close, the furniture nearest nav's goal."""
+    from rearrange.skill_spec import skill_def
+
+    spec = skill_def(task)
     kinds = {f.name: f.kind for f in layout.furniture}
 
     def rec_kind(name: str) -> str:
@@ -298,17 +315,18 @@ def episode_target(task: str, episode, layout) -> tuple[str, str]:
             return "?"
         return {"fridge": "fridge shelf", "cabinet": "drawer"}.get(kinds[furn], kinds[furn])
 
-    if task == "pick":
+    if spec.target == "object" and not spec.starts_holding:  # pick: where it rests
         name = episode.objects[episode.targets[0].obj_index].receptacle
         return name, rec_kind(name)
-    if task == "place":
+    if spec.target == "object":  # place: where it goes
         name = episode.targets[0].goal_receptacle
         return name, rec_kind(name)
-    if task == "nav":
+    if spec.target == "nav_goal":
         gx, gy = episode.extras["nav_goal"][:2]
         f = min(layout.furniture, key=lambda f: math.hypot(f.center[0] - gx, f.center[1] - gy))
         return f.name, f.kind
-    name = episode.extras.get("articulation") or ("fridge" if "fridge" in task else "drawer_0")
+    fridge = spec.articulation.articulation == "fridge"
+    name = episode.extras.get("articulation") or ("fridge" if fridge else "drawer_0")
     return name, "fridge" if name == "fridge" else "drawer"
 
 
@@ -364,10 +382,11 @@ def run_skill(
     import torch
 
     from rearrange.eval.one_skill import SkillEvalArgs, load_skill
+    from rearrange.skill_spec import skill_def
     from rearrange.skills.rollout import run_skill_episode
     from rearrange.tasks import default_task_config, make_env
 
-    bm = base_movement and skill_name != "nav"
+    bm = base_movement and skill_def(skill_name).has_base_movement_variant
     args = SkillEvalArgs(
         skill_name,
         base_movement=bm,
@@ -516,22 +535,25 @@ def summary_row(run: Run) -> str:
     steps = sum(e.steps for e in eps)
     deep_steps = sum(e.steps_over.get(cm(THRESHOLDS[0]), 0) for e in eps)
     within = sum(e.max_depth <= TARGET_DEPTH for e in eps)
-    held = max((e.held_max_depth for e in eps), default=0.0)
-    held_over = sum(e.held_max_depth > THRESHOLDS[0] for e in eps)
+    handle = max((e.held_handle_max_depth for e in eps), default=0.0)
+    handle_over = sum(e.held_handle_max_depth > THRESHOLDS[0] for e in eps)
+    panel = max((e.held_panel_max_depth for e in eps), default=0.0)
+    panel_over = sum(e.held_panel_max_depth > THRESHOLDS[0] for e in eps)
     return (
         f"| {run.skill}{' (base)' if run.base_movement else ''} | {run.policy} | {n} | {ok}/{n} "
         f"| {over[0]} | {over[1]} | {over[2]} | {100 * within / max(n, 1):.0f} % "
         f"| {100 * (worst.max_depth if worst else 0):.1f} | {where} "
-        f"| {100 * deep_steps / max(steps, 1):.1f} % | {held_over} / {100 * held:.1f} "
-        f"| {run.seconds:.0f} |"
+        f"| {100 * deep_steps / max(steps, 1):.1f} % | {handle_over} / {100 * handle:.1f} "
+        f"| {panel_over} / {100 * panel:.1f} | {run.seconds:.0f} |"
     )
 
 
 SUMMARY_HEADER = (
     "| skill | policy | eps | success | > 2 cm | > 5 cm | > 10 cm | eps ≤ 2 cm (target ≥ 99 %) "
-    "| deepest (cm) | deepest contact | steps > 2 cm | held door/drawer: eps > 2 cm / deepest "
-    "(cm) | s |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "| deepest (cm) | deepest contact | steps > 2 cm "
+    "| held handle (exempt): eps > 2 cm / deepest (cm) "
+    "| rest of the held door/drawer (blocks): eps > 2 cm / deepest (cm) | s |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -649,8 +671,10 @@ def report(runs: list[Run]) -> str:
             out += ["", "Episodes deeper than 2 cm (deepest contact):", ""]
             for e in deep:
                 held = ""
-                if e.held_deepest is not None:
-                    held = f", in the held part {100 * e.held_max_depth:.1f} cm"
+                if e.held_handle_deepest is not None:
+                    held += f", in the held handle {100 * e.held_handle_max_depth:.1f} cm"
+                if e.held_panel_deepest is not None:
+                    held += f", in the rest of the held part {100 * e.held_panel_max_depth:.1f} cm"
                 out.append(
                     f"- ep {e.index} ({e.episode_id}, target {e.target}): "
                     f"{100 * e.max_depth:.1f} cm, {e.deepest.where()} at step "

@@ -42,7 +42,7 @@ from pathlib import Path
 # Only light imports at module level: env workers are spawned, and each re-imports this
 # module as __mp_main__.
 from benchmarks.sim_ceiling import sim_only_sps
-from rearrange.skill_spec import SKILL_NAMES
+from rearrange.skill_spec import SKILL_NAMES, skill_def
 
 SYSTEMS = ("ddppo", "nover", "ver")
 SIM_ONLY = "sim-only"
@@ -115,8 +115,8 @@ def rollout_steps_for(args: argparse.Namespace, preset: str) -> int:
 
 def resolve_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> argparse.Namespace:
     """Fill every None flag with the device's default; argparse errors name the bad value."""
-    if args.base_movement and args.task == "nav":
-        parser.error("--task nav always moves the base: drop --base-movement")
+    if args.base_movement and not skill_def(args.task).has_base_movement_variant:
+        parser.error(f"--task {args.task} always moves the base: drop --base-movement")
     try:
         args.device = resolve_device_name(args.device)
     except ValueError as exc:

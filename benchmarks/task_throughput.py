@@ -23,14 +23,15 @@ import numpy as np  # noqa: E402
 
 from rearrange.sim.config import SimConfig  # noqa: E402
 from rearrange.sim.world import RearrangeSim  # noqa: E402
-from rearrange.skill_spec import SKILL_NAMES  # noqa: E402
+from rearrange.skill_spec import SKILL_NAMES, action_layout  # noqa: E402
 from rearrange.tasks import default_task_config, make_env  # noqa: E402
 
 
 def _action(rng: np.random.Generator, task: str, n: int) -> np.ndarray:
     a = rng.uniform(-1, 1, n)
-    if task == "nav":
-        a[-1] = -1.0
+    stop = action_layout(task).stop
+    if stop is not None:  # nav: never stop, drive to the step limit
+        a[stop] = -1.0
     return a
 
 

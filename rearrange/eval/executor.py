@@ -30,11 +30,7 @@ from rearrange.eval.frame_layout import FrameLayout
 from rearrange.eval.report import EpisodeRecord, FailureCause
 from rearrange.planner import PlanStep, plan_stages
 from rearrange.sim.placement import COMFORT_REACH, nav_goal_pose
-from rearrange.skill_spec import (
-    ARTICULATED_SKILLS,
-    HAB_STEP_LIMITS,
-    action_layout,
-)
+from rearrange.skill_spec import HAB_STEP_LIMITS, action_layout, skill_def
 from rearrange.skills import Skill
 from rearrange.skills.reset_arm import RESET_ARM_LAYOUT_SKILL, RESET_ARM_STEPS, ResetArm
 from rearrange.tasks import HabEnv
@@ -136,27 +132,31 @@ class TPSRLExecutor:
                 f"the plan needs skills {missing} but the executor has {sorted(self.skills)}; "
                 "load them (make_skill) before running"
             )
-        progress = EpisodeProgress(plan=plan, num_stages=len(plan_stages(plan)))
+        stage_steps = {s.step_index for s in plan_stages(plan)}  # the interactions
+        progress = EpisodeProgress(plan=plan, num_stages=len(stage_steps))
         self._progress, self._sink = progress, frame_sink
         self._film = self.film() if frame_sink is not None else None
         failed_skill, reason, cause = "", "", None
         skill_runs: list[dict] = []
         for i, step in enumerate(plan):
             progress.step_index = i
+            spec = skill_def(step.skill)
             held = env.sim.held_object()
             run = self._run_step(step)
             ok, why, cause = self.check(step)
             if env.force_exceeded:  # Habitat's force_terminate ends the episode
                 ok, cause = False, FailureCause.EXCESSIVE_FORCE
                 why = f"contact force limit exceeded ({env.force.accum:.0f} N accumulated)"
-            if ok and step.skill == "nav" and held is not None and env.sim.held_object() != held:
-                # PDDL nav keeps what is held: a leg that lost it fails here, not at the place
-                ok, why = False, f"dropped obj_{held} during nav (lost its hold)"
+            # A skill without a grip part keeps what is held (PDDL nav does): a leg that
+            # lost it fails here, not at the place.
+            keeps_hold = action_layout(step.skill).grip is None
+            if ok and keeps_hold and held is not None and env.sim.held_object() != held:
+                ok, why = False, f"dropped obj_{held} during {step.skill} (lost its hold)"
                 cause = FailureCause.DROPPED
             skill_runs.append(
                 {"skill": step.skill, "ok": ok, "steps": run.steps, "ended_by": run.ended_by}
             )
-            if step.skill == "nav" and progress.nav_goal is not None:
+            if spec.target == "nav_goal" and progress.nav_goal is not None:
                 skill_runs[-1].update(self._nav_end(progress.nav_goal))
             if not ok:
                 failed_skill = str(step)
@@ -176,9 +176,9 @@ class TPSRLExecutor:
                     cause = FailureCause.TIMED_OUT
                 break
             progress.done_steps.add(i)
-            if self.config.reset_arm and step.skill != "nav" and i + 1 < len(plan):
+            if self.config.reset_arm and spec.uses_arm and i + 1 < len(plan):
                 skill_runs[-1]["reset_arm_steps"] = self._reset_arm()
-            if step.skill != "nav":
+            if i in stage_steps:
                 progress.stages_done += 1
         success = not failed_skill and env.all_targets_done()
         if not failed_skill and not success:
@@ -227,7 +227,9 @@ class TPSRLExecutor:
         env, skill = self.env, self.skills[step.skill]
         task_target = self.task_target(step)
         self._progress.nav_goal = (
-            tuple(float(v) for v in task_target.nav_goal) if step.skill == "nav" else None
+            tuple(float(v) for v in task_target.nav_goal)
+            if skill_def(step.skill).target == "nav_goal"
+            else None
         )
         skill.reset(replace(task_target, receptacle=step.receptacle), env.sim)
         layout = action_layout(step.skill, env.skill_base_movement(step.skill))
@@ -248,10 +250,11 @@ class TPSRLExecutor:
             run.steps += 1
             self._maybe_record()
             obs = env.observe(step.skill, task_target)
-            if step.skill == "nav":
-                # Nav ends only by its (masked) stop or its step limit: a skill that said
-                # stop far from the goal keeps driving (stop-masking).
-                if layout.stop is not None and action[layout.stop] > 0:
+            if layout.stop is not None:
+                # A skill with a stop action (nav) ends only by its (masked) stop or its
+                # step limit: one that said stop far from the goal keeps driving
+                # (stop-masking).
+                if action[layout.stop] > 0:
                     run.ended_by = "stop"
                     return run
             elif skill.is_done(obs, env.sim):
@@ -305,27 +308,27 @@ class TPSRLExecutor:
     # --- targets and postconditions -----------------------------------------------------
     def task_target(self, step: PlanStep):
         """The `rearrange.tasks` SkillTarget a skill observes for this plan step."""
-        env = self.env
-        if step.skill == "nav":
+        env, spec = self.env, skill_def(step.skill)
+        if spec.target == "nav_goal":
             return env.nav_target(*nav_goal(env, step, self.config.pick_stand_reach))
-        if step.skill == "pick":
+        if spec.target == "object":  # place starts holding it and takes it to its goal
+            if spec.starts_holding:
+                return env.place_target(step.target_index)
             return env.pick_target(step.target_index)
-        if step.skill == "place":
-            return env.place_target(step.target_index)
         return env.articulation_target(step.skill, step.articulation)
 
     def check(self, step: PlanStep) -> tuple[bool, str, FailureCause | None]:
         """(holds, reason, cause) of a step's postcondition with the PDDL predicate
         thresholds of the HAB env; cause None when it holds."""
-        env, sim = self.env, self.env.sim
-        if step.skill == "nav":
+        env, sim, spec = self.env, self.env.sim, skill_def(step.skill)
+        if spec.target == "nav_goal":  # robot_at
             xy = nav_entity_xy(env, step)
             if env.robot_at(xy):
                 return True, "", None
             d = math.dist(sim.base_pose()[:2], xy)
             why = f"robot_at failed: base {d:.2f} m from {step.args[0]} (> 2 m)"
             return False, why, FailureCause.NAV_SHORT
-        if step.skill == "pick":
+        if spec.target == "object" and not spec.starts_holding:  # pick: holding
             held = sim.held_object()
             if held == step.obj_index:
                 return True, "", None
@@ -337,7 +340,7 @@ class TPSRLExecutor:
             if held is not None:
                 return False, why, FailureCause.WRONG_GRASP
             return False, why, FailureCause.DROPPED if on_floor else FailureCause.NO_GRASP
-        if step.skill == "place":
+        if spec.target == "object":  # place, which starts holding it: object_at
             if env.target_done(step.target_index):
                 return True, "", None
             goal = env.episode.targets[step.target_index].goal_pos
@@ -346,7 +349,7 @@ class TPSRLExecutor:
             why = f"object_at failed: obj_{step.obj_index} {d:.2f} m from goal{held}"
             return False, why, FailureCause.PLACED_OFF_GOAL
         name = step.articulation
-        want_open = ARTICULATED_SKILLS[step.skill].opens
+        want_open = spec.articulation.opens
         ok = env.opened(name) if want_open else env.closed(name)
         if ok:
             return True, "", None

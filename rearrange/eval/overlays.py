@@ -11,12 +11,20 @@ from rearrange.sim.render import Overlays
 from rearrange.skill_spec import skill_def
 
 
+def _object_skill(skill: str, starts_holding: bool) -> bool:
+    """Whether `skill` acts on an object and starts holding it (place) or not (pick)."""
+    spec = skill_def(skill)
+    return spec.target == "object" and spec.starts_holding == starts_holding
+
+
 def objects_to_pick(progress: Any) -> list[int]:
     """Objects whose pick step in the plan has not completed yet."""
     return [
         s.obj_index
         for i, s in enumerate(progress.plan)
-        if s.skill == "pick" and i not in progress.done_steps and s.obj_index is not None
+        if _object_skill(s.skill, False)
+        and i not in progress.done_steps
+        and s.obj_index is not None
     ]
 
 
@@ -25,7 +33,7 @@ def goals_left(env: Any, progress: Any) -> list[tuple[int, tuple[float, float, f
     placed = {
         s.target_index
         for i, s in enumerate(progress.plan)
-        if s.skill == "place" and i in progress.done_steps
+        if _object_skill(s.skill, True) and i in progress.done_steps
     }
     return [
         (t.obj_index, tuple(float(v) for v in t.goal_pos))

@@ -1,6 +1,7 @@
 """benchmarks/penetration.py: the labels of static geoms, the robot-vs-static contacts of a
-hand-placed robot (depth checked against the mesh by hand), and the per-episode records,
-tables and force figures on hand-made contacts."""
+hand-placed robot (depth checked against the mesh by hand), the held door's handle told
+from the rest of it, and the per-episode records, tables and force figures on hand-made
+contacts."""
 
 from __future__ import annotations
 
@@ -132,6 +133,14 @@ def test_gripper_pushed_down_through_a_counter_top_entered_it_from_above(apartme
 
 
 _GEOMS = {"base": 1, "elbow_flex": 2, "gripper": 3, "side wall": 10, "shelf": 11, "": 12}
+_GEOMS |= {"panel": 13, "handle": 14}
+
+
+def _held(link: str, part: str, depth: float) -> Contact:
+    """A contact of `link` with `part` of the fridge door the gripper holds: its handle
+    (bar, posts: the sim exempts them) or its panel (the sim counts it)."""
+    c = _c(link, "fridge door", part, depth)
+    return dataclasses.replace(c, held=True, handle=part == "handle")
 
 
 def _c(
@@ -161,27 +170,35 @@ def test_episode_record_keeps_the_deepest_contact_and_per_part_and_link_maxima()
                     _c("elbow_flex", "fridge", "side wall", 0.06),
                     _c("elbow_flex", "fridge", "side wall", 0.05, pair=1),  # same pair
                     _c("gripper", "fridge", "shelf", 0.01),
+                    _held("gripper", "handle", 0.03),  # exempt: not in the figures
                 ],
                 1200.0,
             ),
             (
                 [
                     _c("gripper", "fridge", "shelf", 0.04, "from below"),
-                    dataclasses.replace(_c("base", "fridge", "", 0.2), held=True),  # held door
+                    _held("base", "panel", 0.015),  # the held door's panel: counts, and apart
+                    _held("gripper", "handle", 0.01),
                 ],
                 400.0,
             ),
         ],
     )
     assert rec.max_depth == 0.06 and rec.deepest_step == 3 and rec.deepest_holding == "obj_0"
-    assert rec.held_max_depth == 0.2 and rec.held_deepest.link == "base"
+    assert rec.held_handle_max_depth == 0.03 and rec.held_handle_deepest.key == "fridge door handle"
+    assert rec.held_panel_max_depth == 0.015 and rec.held_panel_deepest.link == "base"
+    assert rec.held_panel_deepest.key == "fridge door panel"
     assert (rec.deepest.link, rec.deepest.key) == ("elbow_flex", "fridge side wall")
     assert rec.steps_over == {"2cm": 3, "5cm": 1}  # steps 2, 3, 4 deeper than 2 cm
-    assert rec.part_max == {"fridge side wall": 0.06, "fridge shelf": 0.04}
-    assert rec.link_max == {"elbow_flex": 0.06, "gripper": 0.04}
+    assert rec.part_max == {
+        "fridge side wall": 0.06,
+        "fridge shelf": 0.04,
+        "fridge door panel": 0.015,
+    }
+    assert rec.link_max == {"elbow_flex": 0.06, "gripper": 0.04, "base": 0.015}
     assert rec.forces == [0.0, 300.0, 1200.0, 400.0]
-    assert rec.static_forces == pytest.approx([0.0, 300.0, 1200.0, 400.0])  # 1e4 N/m x sum
-    assert rec.pair_forces == pytest.approx([0.0, 300.0, 700.0, 400.0])  # deepest per pair
+    assert rec.static_forces == pytest.approx([0.0, 300.0, 1200.0, 550.0])  # 1e4 N/m x sum
+    assert rec.pair_forces == pytest.approx([0.0, 300.0, 700.0, 550.0])  # deepest per pair
     assert rec.deepest.side == "sideways"
     assert rec._entry[("gripper", "fridge_0", "shelf", (3, 11))] == "sideways"  # as entered
 
@@ -189,23 +206,30 @@ def test_episode_record_keeps_the_deepest_contact_and_per_part_and_link_maxima()
 def test_tables_and_force_figures_on_hand_made_episodes():
     wall = _c("base", "wall", "", 0.12)
     shelf = _c("gripper", "fridge", "shelf", 0.03, "from above")
+    low = [_c("gripper", "fridge", "shelf", 0.01), _held("elbow_flex", "panel", 0.015)]
     eps = [
-        _episode(0, [([wall], 1200.0), ([], 0.0)]),  # deepest 12 cm, wall
-        _episode(1, [([shelf], 300.0), ([], 100.0)]),  # 3 cm, shelf
-        _episode(2, [([], 0.0), ([], 0.0)], success=False),  # clean, failed
-        _episode(3, [([_c("gripper", "fridge", "shelf", 0.01)], 100.0)]),  # 1 cm
+        _episode(0, [([wall], 1200.0), ([_held("base", "panel", 0.04)], 0.0)]),  # 12 cm, wall
+        _episode(1, [([shelf], 300.0), ([_held("gripper", "handle", 0.05)], 100.0)]),  # 3 cm
+        _episode(2, [([], 0.0), ([_held("gripper", "handle", 0.01)], 0.0)], success=False),
+        _episode(3, [(low, 100.0)]),  # 1 cm
     ]
     run = Run("pick", "oracle", False, episodes=eps)
     row = summary_row(run).split("|")
     # eps, success, > 2 / 5 / 10 cm, share within 2 cm, deepest (cm)
     assert [x.strip() for x in row[3:10]] == ["4", "3/4", "2", "1", "1", "50 %", "12.0"]
     assert "base in wall_0" in row[10]
+    # the held door apart: its handle (eps > 2 cm / deepest cm), then the rest of it
+    assert [x.strip() for x in row[12:14]] == ["1 / 5.0", "1 / 4.0"]
     parts = group_table(eps, "part").splitlines()
     assert parts[2].split("|")[1:7] == [" wall ", " 1 ", " 1 ", " 1 ", " 1 ", " 12.0 "]
-    assert parts[3].split("|")[1:7] == [" fridge shelf ", " 2 ", " 1 ", " 0 ", " 0 ", " 3.0 "]
+    # the held panel counts like any wall (ep 0: 4 cm; ep 3's deepest, 1.5 cm), the handle not
+    assert parts[3].split("|")[1:7] == [" fridge door panel ", " 1 ", " 1 ", " 0 ", " 0 ", " 4.0 "]
+    assert parts[4].split("|")[1:7] == [" fridge shelf ", " 1 ", " 1 ", " 0 ", " 0 ", " 3.0 "]
+    assert "handle" not in "".join(parts)
     links = group_table(eps, "link").splitlines()
-    assert [r.split("|")[1].strip() for r in links[2:]] == ["base", "gripper"]
-    assert "gripper 2" in parts[3] and "fridge shelf 2" in links[3]
+    assert [r.split("|")[1].strip() for r in links[2:]] == ["base", "gripper", "elbow_flex"]
+    assert "gripper 1" in parts[4] and "fridge shelf 1" in links[3]
+    assert "fridge door panel 1" in links[4]
     target = group_table(eps, "target").splitlines()
     assert target[2].split("|")[1:8] == [
         " fridge shelf ",
@@ -240,3 +264,50 @@ def test_cli_runs_a_scripted_skill_and_writes_every_episode(tmp_path, capsys):
     assert all(0 < row[0] <= ep["steps"] and any(row[1:]) for row in ep["force_steps"])
     assert ep["force_sum"] == pytest.approx(sum(row[1] for row in ep["force_steps"]), abs=1)
     assert ep["target_kind"] == "drawer" and "_entry" not in ep
+
+
+def test_contacts_with_the_held_door_tell_its_handle_from_its_panel():
+    """Scripted open_fridge until it holds the handle: the gripper pushed 2 cm on into the
+    handle touches only the handle (held, handle: the sim exempts it); the door then swung
+    0.35 rad into the wrist puts the panel in the robot (held, not handle: the sim counts
+    it). Neither reaches the episode's figures; each has its own maximum."""
+    from rearrange.sim.config import SimConfig
+    from rearrange.skills.registry import make_oracle
+    from rearrange.tasks import default_task_config, make_env
+
+    cfg = default_task_config(
+        "open_fridge", obs_preset="state", num_episodes=1, sim=SimConfig(world_blocks_robot=True)
+    )
+    env = make_env("open_fridge", cfg, split="val", seed=0)
+    try:
+        obs, _ = env.reset(options={"episode_index": 0})
+        sim = env.unwrapped.sim
+        skill = make_oracle("open_fridge")
+        skill.reset(env.unwrapped.target, sim)
+        for _ in range(200):
+            if sim.held_articulation() == "fridge":
+                break
+            obs, *_ = env.step(skill.act(obs, sim))
+        assert sim.held_articulation() == "fridge"
+        labels = geom_labels(sim.model, sim.layout)
+        yaw = float(sim.base_pose()[2])
+        _ee_to(sim, sim.ee_pos() + 0.02 * np.array([math.cos(yaw), math.sin(yaw), 0.0]))
+        on_handle = static_contacts(sim, labels)
+        assert on_handle and all(c.held and c.handle for c in on_handle)
+        assert {c.key for c in on_handle} == {"fridge door handle"}
+        sim.set_articulation_pos("fridge", sim.articulation_pos("fridge") + 0.35)
+        swung = static_contacts(sim, labels)
+        panel = [c for c in swung if c.key == "fridge door panel"]
+        assert panel and all(c.held and not c.handle for c in panel)
+        rec = EpisodeRecord("open_fridge", "oracle", False, 0)
+        rec.add_step(1, on_handle, 0.0, "fridge")
+        rec.add_step(2, swung, 0.0, "fridge")
+        handle = [c.depth for c in on_handle + swung if c.handle]
+        assert rec.held_handle_max_depth == max(handle) > 0
+        assert rec.held_panel_max_depth == max(c.depth for c in panel) > 0.02
+        # the panel counts in the main figures (the sim blocks it), the handle does not
+        assert rec.max_depth == rec.held_panel_max_depth and rec.deepest_step == 2
+        assert "fridge door panel" in rec.part_max
+        assert not any("handle" in k for k in rec.part_max)
+    finally:
+        env.close()
