@@ -47,20 +47,12 @@ from rearrange.pql.policy import PQLActorPolicy
 from rearrange.pql.ratio import Role
 from rearrange.pql.replay import ReplayBuffer
 from rearrange.pql.replay_io import REPLAY_FILE, ReplayFileError, load_replay, save_replay
-from rearrange.runtime.checkpoint import (
-    CheckpointError,
-    SkillCheckpoint,
-    TrainingState,
-    find_latest,
-    keep_snapshot,
-    load_for_resume,
-    rng_state,
-    set_rng_state,
-)
+from rearrange.runtime.checkpoint import CheckpointError, SkillCheckpoint, TrainingState
 from rearrange.runtime.env_worker import env_seeds, make_env_pool
 from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, eta_text, log
 from rearrange.runtime.result import TrainResult
 from rearrange.runtime.run import RunConfig, RunSetup, next_multiple
+from rearrange.runtime.session import RunSession
 from rearrange.runtime.stop_flag import StopFlag
 
 ALGO_KEY = "pql"  # marks a PQL checkpoint's learner state
@@ -74,11 +66,9 @@ class PQLTrainer:
 
     def __init__(self, run: RunConfig, cfg: PQLConfig, setup: RunSetup, model: ModelConfig):
         self.run, self.cfg, self.setup, self.model = run, cfg, setup, model
-        self.ckpt_dir = setup.run_dir / run.checkpoint_dir
+        self.session = RunSession(run, setup, "step")  # checkpoints, wall time, stop, shutdown
         self.num_steps = 0
         self.base = {role: 0 for role in Role}  # units done before this session (resume)
-        self.wall_time_s = 0.0
-        self.last_checkpoint: Path | None = None
         self._eta_reported = False
         self._session_start_steps = 0
         self.pool = self.replay = self.control = self.slots = self.learners = None
@@ -151,10 +141,9 @@ class PQLTrainer:
 
     # ------------------------------------------------------------------ checkpoints
     def _load_state(self) -> SkillCheckpoint | None:
-        path = find_latest(self.ckpt_dir) if self.setup.resume else None
-        if path is None:
-            return None
-        state, training = load_for_resume(path)
+        return self.session.resume(self._restore)
+
+    def _restore(self, path: Path, state: SkillCheckpoint, training: TrainingState) -> None:
         learner = training.learner
         if learner.get("algo") != ALGO_KEY:
             raise CheckpointError(
@@ -174,15 +163,10 @@ class PQLTrainer:
             self.slots.obs_stats.write(self.obs_stats.packed())
         self.num_steps = state.num_steps
         self.base = {role: int(learner["units"][role.name]) for role in Role}
-        self.wall_time_s = state.wall_time_s
-        set_rng_state(training.rng)
-        self.last_checkpoint = path
-        log.info("resumed from %s at step %d", path, self.num_steps)
-        return state
 
     @property
     def replay_path(self) -> Path:
-        return self.ckpt_dir / REPLAY_FILE
+        return self.session.checkpoint_dir / REPLAY_FILE
 
     def _restore_replay(self) -> None:
         """Refill the replay from replay.npz (before the learners start); without a usable
@@ -229,38 +213,33 @@ class PQLTrainer:
             return {role: runner.state_dict() for role, runner in self.runners.items()}
         return self.learners.states()
 
-    def _checkpoint(self) -> SkillCheckpoint:
+    def _learner_state(self) -> dict[str, Any]:
+        """The checkpoint's learner state (the actor's weights synced into the policy)."""
         learners = self._learner_states()
         self.actor.sync_policy()
-        learner = {
+        return {
             "algo": ALGO_KEY,
             "v_learner": learners[Role.V_LEARNER],
             "p_learner": learners[Role.P_LEARNER],
             "obs_stats": None if self.obs_stats is None else self.obs_stats.packed(),
             "units": {role.name: self.total_units(role) for role in Role},
         }
-        return SkillCheckpoint.from_training(
-            self.setup.config_dict,
-            self.policy.state_dict(),
+
+    def save(self) -> None:
+        self._save_replay()
+        learner = self._learner_state()
+        self.session.save(
+            self.policy,
             self.obs_space,
             self.action_space,
             num_steps=self.num_steps,
             num_updates=self.total_units(Role.V_LEARNER),
-            wall_time_s=self.wall_time_s + (time.monotonic() - self._session_start),
-            training=TrainingState(learner, rng_state()),
+            learner=learner,
         )
-
-    def save(self) -> None:
-        self._save_replay()
-        self.last_checkpoint = self._checkpoint().save(self.ckpt_dir / "latest.pt")
-        keep_snapshot(self.last_checkpoint, self.num_steps, self.run.keep_checkpoints)
 
     # ------------------------------------------------------------------ loop
     def train(self) -> TrainResult:
-        stop = StopFlag("step")
-        stop.install()
-        logger = None
-        self._session_start = time.monotonic()
+        stop = self.session.start()
         try:
             state = self._build()
             self._session_start_steps = self.num_steps
@@ -278,28 +257,14 @@ class PQLTrainer:
                 self.slots.obs_stats,
                 self.run.worker_timeout_s,
             )
-            logger = TrainLogger(
-                self.setup.run_dir / "tb" if self.setup.tensorboard else None,
-                self.run.total_steps,
-                self.num_steps,
-                enabled=self.setup.progress,
-            )
+            logger = self.session.open_logger(self.num_steps)
             self._warm_up(logger, fresh=state is None, stop=stop)
             return self._loop(logger, stop)
         finally:
-            stop.restore()
-            self._close(logger)
+            self._close()
 
-    def _close(self, logger: TrainLogger | None) -> None:
-        if logger is not None:
-            logger.close()
-        if self.learners is not None:
-            self.learners.close()
-        if self.pool is not None:
-            self.pool.close()
-        for shared in (self.replay, self.control, self.slots):
-            if shared is not None:
-                shared.close()
+    def _close(self) -> None:
+        self.session.shutdown(self.learners, self.pool, self.replay, self.control, self.slots)
 
     def _warm_up(self, logger: TrainLogger, fresh: bool, stop: StopFlag) -> None:
         """Fill the replay with `warmup_steps` rows before the learners start."""
@@ -356,7 +321,7 @@ class PQLTrainer:
             meter.sps(self.num_steps),
             self.actor.busy_s,
             learn_s,
-            self.last_checkpoint,
+            self.session.last_checkpoint,
             scalars,
         )
 

@@ -4,6 +4,8 @@
   they exchange observations, actions and flags through;
 - `checkpoint`: the one checkpoint type (`SkillCheckpoint`: atomic save, load), RNG state,
   step-numbered snapshots;
+- `session`: `RunSession`, a trainer's checkpoints (save, resume), wall time, stop flag and
+  shutdown for one session of its run;
 - `logging_utils`, `stop_flag`, `result`: progress and TensorBoard logging, graceful stop on
   SIGINT/SIGTERM, and the `TrainResult` every trainer returns;
 - `run`: what every trainer shares: `RunConfig` (counts in env steps), `RunSetup`, the

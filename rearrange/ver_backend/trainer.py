@@ -20,20 +20,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from rearrange.runtime.checkpoint import (
-    CheckpointError,
-    SkillCheckpoint,
-    TrainingState,
-    find_latest,
-    keep_snapshot,
-    load_for_resume,
-    rng_state,
-    set_rng_state,
-)
+from rearrange.runtime.checkpoint import CheckpointError, SkillCheckpoint, TrainingState
 from rearrange.runtime.env_worker import EnvWorkerError, env_seeds, make_env_pool
 from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, log
 from rearrange.runtime.result import TrainResult
 from rearrange.runtime.run import RunConfig, RunSetup, next_multiple
+from rearrange.runtime.session import RunSession
 from rearrange.runtime.stop_flag import StopFlag
 from rearrange.ver_backend.config import PPOConfig, VERConfig
 from rearrange.ver_backend.distributed import DistContext, init_distributed
@@ -77,12 +69,9 @@ class VERTrainer:
         self.learner_factory, self.max_updates = learner_factory, max_updates
         self.host_cost = host_cost
         self.system = system or ver.system
-        self.ckpt_dir = setup.run_dir / run.checkpoint_dir
+        self.session = RunSession(run, setup)  # checkpoints, wall time, stop, shutdown
         self.num_steps = 0
         self.num_updates = 0
-        self.wall_time_s = 0.0  # training wall time over all sessions of this run (resumes add)
-        self._session_start: float | None = None
-        self.last_checkpoint: Path | None = None
 
     # ------------------------------------------------------------------ setup
     def _build(self, ctx: DistContext) -> None:
@@ -143,43 +132,29 @@ class VERTrainer:
         self.collector.cost = self.inference.cost = self.host_cost
 
     # ------------------------------------------------------------------ checkpoints
-    def _checkpoint(self) -> SkillCheckpoint:
-        return SkillCheckpoint.from_training(
-            self.setup.config_dict,
-            self.policy.state_dict(),
-            self.obs_space,
-            self.action_space,
-            num_steps=self.num_steps,
-            num_updates=self.num_updates,
-            wall_time_s=self.wall_time_s + self._session_elapsed(),
-            training=TrainingState(self.learner.state_dict(), rng_state()),
-        )
-
-    def _session_elapsed(self) -> float:
-        return 0.0 if self._session_start is None else now() - self._session_start
-
     def save(self, ctx: DistContext) -> None:
         if ctx.is_main:
-            self.last_checkpoint = self._checkpoint().save(self.ckpt_dir / "latest.pt")
-            keep_snapshot(self.last_checkpoint, self.num_steps, self.run.keep_checkpoints)
+            self.session.save(
+                self.policy,
+                self.obs_space,
+                self.action_space,
+                num_steps=self.num_steps,
+                num_updates=self.num_updates,
+                learner=self.learner.state_dict(),
+            )
 
     def _maybe_resume(self, ctx: DistContext) -> None:
-        path = find_latest(self.ckpt_dir) if self.setup.resume else None
-        if path is None:
-            if self.init_weights is not None:
-                self._init_from(self.init_weights, ctx)
-            return
-        ckpt, training = load_for_resume(path, map_location=ctx.device)
+        resumed = self.session.resume(self._restore, map_location=ctx.device)
+        if resumed is None and self.init_weights is not None:
+            self._init_from(self.init_weights, ctx)
+
+    def _restore(self, path: Path, ckpt: SkillCheckpoint, training: TrainingState) -> None:
         self.policy.load_state_dict(ckpt.weights)
         self.learner.load_state_dict(training.learner)
         self.num_steps, self.num_updates = ckpt.num_steps, ckpt.num_updates
-        self.wall_time_s = ckpt.wall_time_s
-        set_rng_state(training.rng)
         if self.actor is not self.policy:
             self.actor.load_state_dict(self.policy.state_dict())
         self.inference.policy_version = self.num_updates
-        self.last_checkpoint = path
-        log.info("resumed from %s at step %d, update %d", path, self.num_steps, self.num_updates)
 
     def _init_from(self, path: Path, ctx: DistContext) -> None:
         """Policy weights from another checkpoint (fine-tuning); its spaces must match."""
@@ -209,31 +184,18 @@ class VERTrainer:
     # ------------------------------------------------------------------ loop
     def train(self) -> TrainResult:
         ctx = init_distributed(self.run.device)
-        stop = StopFlag()
-        stop.install()
+        stop = self.session.start()  # the wall clock includes env start-up
         self.pool = None
-        logger = None
-        self._session_start = now()  # wall time includes env start-up, as PQL's does
         try:
             self._build(ctx)
             self._maybe_resume(ctx)
-            logger = TrainLogger(
-                self.setup.run_dir / "tb" if self.setup.tensorboard else None,
-                self.run.total_steps,
-                self.num_steps,
-                enabled=ctx.is_main and self.setup.progress,
-            )
+            logger = self.session.open_logger(self.num_steps, enabled=ctx.is_main)
             return self._loop(ctx, logger, stop)
         except EnvWorkerError as exc:
-            where = self.last_checkpoint or "none yet"
+            where = self.session.last_checkpoint or "none yet"
             raise EnvWorkerError(f"{exc}; last checkpoint: {where}", exc.worker_traceback) from None
         finally:
-            stop.restore()
-            if logger is not None:
-                logger.close()
-            if self.pool is not None:
-                self.pool.close()
-            ctx.close()
+            self.session.shutdown(self.pool, ctx)
 
     def _loop(self, ctx: DistContext, logger: TrainLogger, stop: StopFlag) -> TrainResult:
         run, ver = self.run, self.ver
@@ -311,7 +273,7 @@ class VERTrainer:
             (self.num_steps - start_steps) / elapsed,
             collect_total,
             learn_total,
-            self.last_checkpoint,
+            self.session.last_checkpoint,
             scalars,
         )
 

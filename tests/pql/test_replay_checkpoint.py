@@ -129,7 +129,7 @@ def test_a_killed_run_resumes_with_its_replay_and_keeps_training(tmp_path, caplo
         np.testing.assert_array_equal(trainer.replay.obs[:200], saved["obs"].astype(np.float32))
         np.testing.assert_array_equal(trainer.replay.rewards[:200], saved["rewards"])
     finally:
-        trainer._close(None)
+        trainer._close()
 
     assert train_synthetic(tmp_path, "kill", "--serial", "total_steps=1200") == 0
     after = SkillCheckpoint.load(ckpt_dir / "latest.pt")

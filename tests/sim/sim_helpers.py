@@ -1,8 +1,11 @@
-"""Helpers for the simulator tests: hand-built episodes and a tiny IK driver."""
+"""Helpers for the simulator tests: hand-built episodes, a tiny IK driver and a scripted
+open_fridge run that holds the handle."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 
@@ -51,3 +54,30 @@ def move_ee_to(
         dq = jac.T @ np.linalg.solve(jac @ jac.T + 1e-3 * np.eye(3), err)
         sim.step(np.clip(dq / sim.config.arm_delta_scale, -1, 1), grip, None)
     return float(np.linalg.norm(target - sim.ee_pos()))
+
+
+@contextlib.contextmanager
+def scripted_fridge_hold() -> Iterator[RearrangeSim]:
+    """An open_fridge val episode in the blocking world, stepped by the scripted skill until
+    it holds the handle (the door still closed); the env closes on exit."""
+    from rearrange.sim.config import SimConfig
+    from rearrange.skills.registry import make_oracle
+    from rearrange.tasks import default_task_config, make_env
+
+    cfg = default_task_config(
+        "open_fridge", obs_preset="state", num_episodes=1, sim=SimConfig(world_blocks_robot=True)
+    )
+    env = make_env("open_fridge", cfg, split="val", seed=0)
+    try:
+        obs, _ = env.reset(options={"episode_index": 0})
+        sim = env.unwrapped.sim
+        skill = make_oracle("open_fridge")
+        skill.reset(env.unwrapped.target, sim)
+        for _ in range(200):
+            if sim.held_articulation() == "fridge":
+                break
+            obs, *_ = env.step(skill.act(obs, sim))
+        assert sim.held_articulation() == "fridge"
+        yield sim
+    finally:
+        env.close()

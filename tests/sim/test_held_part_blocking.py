@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from rearrange.sim.config import SimConfig
-from rearrange.skills.registry import make_oracle
-from rearrange.tasks import default_task_config, make_env
+from sim_helpers import scripted_fridge_hold
 
 pytest.importorskip("mujoco")
 
@@ -19,21 +16,9 @@ pytest.importorskip("mujoco")
 def holding_fridge():
     """An open_fridge val episode, stepped by the scripted skill until it holds the handle
     (the door still closed, nothing overlapping)."""
-    cfg = default_task_config(
-        "open_fridge", obs_preset="state", num_episodes=1, sim=SimConfig(world_blocks_robot=True)
-    )
-    env = make_env("open_fridge", cfg, split="val", seed=0)
-    obs, _ = env.reset(options={"episode_index": 0})
-    sim = env.unwrapped.sim
-    skill = make_oracle("open_fridge")
-    skill.reset(env.unwrapped.target, sim)
-    for _ in range(200):
-        if sim.held_articulation() == "fridge":
-            break
-        obs, *_ = env.step(skill.act(obs, sim))
-    assert sim.held_articulation() == "fridge" and sim.static_depth <= 0.01
-    yield sim
-    env.close()
+    with scripted_fridge_hold() as sim:
+        assert sim.static_depth <= 0.01
+        yield sim
 
 
 def _swing_door(sim, angle: float):

@@ -12,6 +12,7 @@ import math
 import mujoco
 import numpy as np
 import pytest
+from sim_helpers import scripted_fridge_hold
 from sim_layouts import small_apartment
 
 from benchmarks.penetration import (
@@ -271,24 +272,7 @@ def test_contacts_with_the_held_door_tell_its_handle_from_its_panel():
     handle touches only the handle (held, handle: the sim exempts it); the door then swung
     0.35 rad into the wrist puts the panel in the robot (held, not handle: the sim counts
     it). Neither reaches the episode's figures; each has its own maximum."""
-    from rearrange.sim.config import SimConfig
-    from rearrange.skills.registry import make_oracle
-    from rearrange.tasks import default_task_config, make_env
-
-    cfg = default_task_config(
-        "open_fridge", obs_preset="state", num_episodes=1, sim=SimConfig(world_blocks_robot=True)
-    )
-    env = make_env("open_fridge", cfg, split="val", seed=0)
-    try:
-        obs, _ = env.reset(options={"episode_index": 0})
-        sim = env.unwrapped.sim
-        skill = make_oracle("open_fridge")
-        skill.reset(env.unwrapped.target, sim)
-        for _ in range(200):
-            if sim.held_articulation() == "fridge":
-                break
-            obs, *_ = env.step(skill.act(obs, sim))
-        assert sim.held_articulation() == "fridge"
+    with scripted_fridge_hold() as sim:
         labels = geom_labels(sim.model, sim.layout)
         yaw = float(sim.base_pose()[2])
         _ee_to(sim, sim.ee_pos() + 0.02 * np.array([math.cos(yaw), math.sin(yaw), 0.0]))
@@ -309,5 +293,3 @@ def test_contacts_with_the_held_door_tell_its_handle_from_its_panel():
         assert rec.max_depth == rec.held_panel_max_depth and rec.deepest_step == 2
         assert "fridge door panel" in rec.part_max
         assert not any("handle" in k for k in rec.part_max)
-    finally:
-        env.close()
