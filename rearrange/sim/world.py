@@ -94,6 +94,7 @@ class RearrangeSim:
         self.collision_count = 0
         self.blocked_steps = 0
         self.held_part_blocked_steps = 0
+        self._grip_allowance = 0.0  # _grip_depth_now() at the last handle grasp
         self.static_depth = 0.0
         self._start_depth: tuple[float, float] | None = None
         self._entry_depth = 0.0
@@ -202,6 +203,7 @@ class RearrangeSim:
         self.collision_count = 0
         self.blocked_steps = 0  # policy steps the world cut short (world_blocks_robot)
         self.held_part_blocked_steps = 0  # of those, undone for the held door (_check_held_part)
+        self._grip_allowance = 0.0
         self.static_depth = 0.0  # deepest robot overlap with static geometry after the step
         self._start_depth = None  # (deepest, summed) static depth of the pose now
         self._entry_depth = 0.0  # depth of a pose placed inside static geometry (_depth_cap)
@@ -269,6 +271,7 @@ class RearrangeSim:
                 self.gripper.release()
             if self.gripper.held_articulation != held:  # a door counts (or not) from now
                 self._start_depth = None
+                self._grip_allowance = self._grip_depth_now()
         if cfg.world_blocks_robot:
             base_goal = self._free_goal(arm_start, base_start, base_goal)
         self._physics(arm_start, base_start, base_goal)
@@ -385,7 +388,7 @@ class RearrangeSim:
         d.qpos[idx.arm_qpos] = arm_q
         d.qpos[idx.base_qpos] = base_q
         mujoco.mj_kinematics(self.model, d)
-        depth = self._static_depths()
+        depth = self._static_depths(self._grip_allowance)
         return (float(depth.max()), float(depth.sum())) if depth.size else (0.0, 0.0)
 
     def _physics(self, arm_start, base_start, base_goal) -> None:
@@ -425,6 +428,25 @@ class RearrangeSim:
         self._contact_force = force / n + PENETRATION_STIFFNESS * self._start_depth[1]
         if self._contact_force > 0:
             self.collision_count += 1
+
+    def _grip_depth_now(self) -> float:
+        """How far the gripper may sit in the bar and posts of the handle it has just
+        grasped: its overlap with them now, at least `block_depth`. The step's blocking check
+        counts the held handle beyond it, so the arm cannot push the gripper on through the
+        bar (a policy that did, and let go, was left 4 cm inside it); the physics' own
+        motion of the held door is not checked against the handle (the hold lags the
+        gripper, which then sits a little deeper while it pushes). 0 when none is held."""
+        held = self.gripper.held_articulation
+        if held is None:
+            return 0.0
+        d = self.data
+        self.collide_with_static()
+        g = d.contact.geom[: d.ncon]
+        robot = self.idx.robot_geoms[g].any(axis=1)
+        on_handle = np.isin(g, self.idx.art_grip_geoms[held]).any(axis=1)
+        depth = -d.contact.dist[: d.ncon][robot & on_handle]
+        deepest = float(depth.max()) if depth.size else 0.0
+        return max(deepest, self.config.block_depth)
 
     def _held_part_guard(self, arm_start, base_start) -> _StepStart | None:
         """The state to return to if the held door or drawer ends this step inside the robot
@@ -488,7 +510,7 @@ class RearrangeSim:
         depth = self._static_depths()
         return float(depth.max()) if depth.size else 0.0
 
-    def _static_depths(self) -> np.ndarray:
+    def _static_depths(self, handle_allowance: float | None = None) -> np.ndarray:
         """Depth (m) of each robot-geom pair's overlap with walls, fixed furniture, doors and
         drawers at the current kinematics (the deepest of the pair's contact points; a box
         pair gives up to 4), but for the handle the gripper holds: one collision pass with
@@ -504,9 +526,12 @@ class RearrangeSim:
         static = (m.geom_contype[g] & STATIC_BIT).astype(bool)
         pairs = (is_robot[:, 0] & static[:, 1]) | (is_robot[:, 1] & static[:, 0])
         held = self.gripper.held_articulation
-        if held is not None:  # the gripper is on the handle it holds
+        if held is not None and handle_allowance is None:  # the gripper is on the handle
             pairs &= ~np.isin(g, self.idx.art_grip_geoms[held]).any(axis=1)
         depth = np.maximum(-d.contact.dist[: d.ncon][pairs], 0.0)
+        if held is not None and handle_allowance is not None:  # only beyond the allowance
+            on_handle = np.isin(g[pairs], self.idx.art_grip_geoms[held]).any(axis=1)
+            depth[on_handle] = np.maximum(depth[on_handle] - handle_allowance, 0.0)
         if depth.size <= 1:
             return depth
         key = g[pairs, 0].astype(np.int64) * m.ngeom + g[pairs, 1]

@@ -60,3 +60,33 @@ def test_the_guard_is_off_when_nothing_articulated_is_held(holding_fridge):
     sim.gripper.release()
     d, idx = sim.data, sim.idx
     assert sim._held_part_guard(d.qpos[idx.arm_qpos], d.qpos[idx.base_qpos]) is None
+
+
+def _raw_handle_depth(sim) -> float:
+    sim.collide_with_static()
+    d = sim.data
+    g = d.contact.geom[: d.ncon]
+    robot = sim.idx.robot_geoms[g].any(axis=1)
+    on_handle = np.isin(g, sim.idx.art_grip_geoms["fridge"]).any(axis=1)
+    depth = -d.contact.dist[: d.ncon][robot & on_handle]
+    return float(depth.max()) if depth.size else 0.0
+
+
+def test_the_arm_cannot_push_the_gripper_through_the_handle_it_holds(holding_fridge):
+    sim = holding_fridge
+    allowance = sim._grip_allowance
+    assert sim.config.block_depth <= allowance < 0.02
+    handle = sim.handle_pos("fridge")
+    base = sim.base_pose()
+    into = np.array([handle[0] - base[0], handle[1] - base[1], 0.0])
+    into /= np.linalg.norm(into)
+    target = sim.ee_pos() + 0.08 * into  # 8 cm on: through the bar, towards the closed door
+    deepest = 0.0
+    for _ in range(40):
+        jac = sim.arm_jacobian()
+        dq = jac.T @ np.linalg.solve(jac @ jac.T + 1e-3 * np.eye(3), target - sim.ee_pos())
+        sim.step(np.clip(dq / sim.config.arm_delta_scale, -1, 1), 1.0, None)
+        deepest = max(deepest, _raw_handle_depth(sim))
+    assert sim.held_articulation() == "fridge"
+    assert sim.blocked_steps > 0
+    assert deepest <= allowance + sim.config.block_depth + 0.005  # + what the hold lags
