@@ -19,12 +19,13 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from rearrange.runtime.run import RunSetup, Trainer
 
-if TYPE_CHECKING:
-    from rearrange.config import TrainConfig
+# The composed `config.TrainConfig`. Not imported, even for type checking: config.py reads
+# this table (to check `algo` and name each trainer's settings), so the arrow runs one way.
+TrainConfig = Any
 
 
 @dataclass(frozen=True)
