@@ -39,7 +39,11 @@ def test_nav_keeps_the_shipped_nav_schedule():
     manifest = _manifest("nav", False)
     cfg = compose_train_config("nav", ["profile=cpu"])
     assert manifest_algo("nav", manifest["training_command"]) == cfg.algo == "ver"
-    assert abs(cfg.run.total_steps - manifest["steps"]) < cfg.run.num_envs * 128
+    if "pretrained_weights=" in manifest["training_command"]:
+        # a fine-tune of a run on this schedule (the blocking world's nav): shorter than it
+        assert 0 < manifest["steps"] < cfg.run.total_steps
+    else:
+        assert abs(cfg.run.total_steps - manifest["steps"]) < cfg.run.num_envs * 128
 
 
 def test_banner_names_the_run_and_a_recorded_eta(tmp_path):

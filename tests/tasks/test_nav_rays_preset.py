@@ -167,4 +167,7 @@ def test_cpu_nav_defaults_reproduce_the_shipped_nav_settings():
     # trained to stop within 0.5 m (the HAB chain's pick needs it), judged at Habitat's 1.5 m
     assert ckpt.success_radius == cfg.task.thresholds.nav_dist == 0.5
     assert default_task_config("nav").thresholds.nav_dist == 1.5
-    assert ckpt.num_steps >= cfg.run.total_steps
+    if ckpt.config.get("pretrained_weights"):  # fine-tuned from a run on this schedule
+        assert 0 < ckpt.num_steps < cfg.run.total_steps
+    else:
+        assert ckpt.num_steps >= cfg.run.total_steps
