@@ -388,8 +388,7 @@ class RearrangeSim:
         d.qpos[idx.arm_qpos] = arm_q
         d.qpos[idx.base_qpos] = base_q
         mujoco.mj_kinematics(self.model, d)
-        depth = self._static_depths(self._grip_allowance)
-        return (float(depth.max()), float(depth.sum())) if depth.size else (0.0, 0.0)
+        return self._depth_pair(self._grip_allowance)
 
     def _physics(self, arm_start, base_start, base_goal) -> None:
         m, d, idx, cfg = self.model, self.data, self.idx, self.config
@@ -422,8 +421,7 @@ class RearrangeSim:
             if before is not None:
                 self._check_held_part(before, arm_start)
         else:
-            depth = self._static_depths()
-            self._start_depth = (float(depth.max()), float(depth.sum())) if depth.size else (0, 0)
+            self._start_depth = self._depth_pair()
         self.static_depth = self._start_depth[0]
         self._contact_force = force / n + PENETRATION_STIFFNESS * self._start_depth[1]
         if self._contact_force > 0:
@@ -471,8 +469,7 @@ class RearrangeSim:
         5 cm inside the panel). Re-measured after the physics: if the held part now
         overlaps the robot deeper than `_depth_cap()`, the whole step is undone (robot,
         door and everything else back to where they were; a blocked step)."""
-        depth = self._static_depths()
-        end = (float(depth.max()), float(depth.sum())) if depth.size else (0.0, 0.0)
+        end = self._depth_pair()
         if end[0] <= self._depth_cap():
             self._start_depth = end
             return
@@ -507,8 +504,12 @@ class RearrangeSim:
         """Deepest robot overlap (m) with walls, furniture, doors and drawers in the pose the
         robot is in now: one collision pass (`collide_with_static`), whose contacts
         `data.contact` then holds. The episode generator checks start poses with it."""
-        depth = self._static_depths()
-        return float(depth.max()) if depth.size else 0.0
+        return self._depth_pair()[0]
+
+    def _depth_pair(self, handle_allowance: float | None = None) -> tuple[float, float]:
+        """(deepest, summed) depth of the robot's overlaps now (`_static_depths`)."""
+        depth = self._static_depths(handle_allowance)
+        return (float(depth.max()), float(depth.sum())) if depth.size else (0.0, 0.0)
 
     def _static_depths(self, handle_allowance: float | None = None) -> np.ndarray:
         """Depth (m) of each robot-geom pair's overlap with walls, fixed furniture, doors and
