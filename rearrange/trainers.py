@@ -60,7 +60,9 @@ def plain_config(cfg: TrainConfig) -> dict:
 
 def run_setup(cfg: TrainConfig, run_dir: Path, render_device: str | None = None) -> RunSetup:
     """The run's envs and outputs, whichever trainer: env i of rank r is seeded from
-    run.seed + 100,003·r (+ i, inside the factory) and renders on `render_device`."""
+    run.seed + 100,003·r (+ i, inside the factory) and renders on `render_device`; with
+    task.oracle_start_prob > 0 they start along the oracle's solution
+    (skills/start_curriculum.py)."""
     if cfg.skill == "synthetic":
         from rearrange.runtime.synthetic_env import SyntheticEnvFactory
 
@@ -69,7 +71,12 @@ def run_setup(cfg: TrainConfig, run_dir: Path, render_device: str | None = None)
         from rearrange.runtime.env_worker import TaskEnvFactory
 
         seed = cfg.run.seed + 100_003 * int(os.environ.get("RANK", "0"))
-        factory = TaskEnvFactory(cfg.skill, cfg.task, "train", seed, render_device=render_device)
+        factory_cls: type[TaskEnvFactory] = TaskEnvFactory
+        if cfg.task.oracle_start_prob > 0:  # starts along the oracle's solution (training only)
+            from rearrange.skills.start_curriculum import OracleStartEnvFactory
+
+            factory_cls = OracleStartEnvFactory
+        factory = factory_cls(cfg.skill, cfg.task, "train", seed, render_device=render_device)
     return RunSetup(env_factory=factory, run_dir=run_dir, config_dict=plain_config(cfg))
 
 

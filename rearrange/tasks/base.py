@@ -156,12 +156,25 @@ class SkillEnv(gymnasium.Env):
     def episodes(self) -> list[Episode]:
         return self._episodes
 
+    @property
+    def rng(self) -> np.random.Generator:
+        """The env's own RNG (episode choice, spawn draws, start curricula): seeded by the
+        constructor's seed, and again by reset(seed=...)."""
+        return self._rng
+
     # --- gymnasium API -------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self.episode = self._spawn_for_base_movement(self._choose_episode(options or {}))
+        return self.restart_episode()
+
+    def restart_episode(self):
+        """Start the current episode (its spawn already drawn) again from its first state, as
+        reset() left it; draws nothing from the RNG. Returns (obs, info) as reset does."""
+        if self.episode is None:
+            raise RuntimeError("call reset() before restart_episode()")
         self.sim.reset(self.episode)
         self.target = skill_target_from_episode(self.task, self.episode, self.config.thresholds)
         self.num_steps = 0
@@ -170,6 +183,15 @@ class SkillEnv(gymnasium.Env):
         self._reset_task()
         info = {"success": False, "episode_id": self.episode.episode_id}
         return self.observe(), info
+
+    def rebase_start(self) -> None:
+        """Make the current state the episode's first, after steps taken to reach it (a start
+        curriculum, skills/start_curriculum.py): the step count and the force meter restart.
+        The task's reward trackers stay as the last step left them: their distances were
+        measured at this state, so the next step pays only its own change, and one-time
+        bonuses already earned (a grasp, the joint at its target) stay earned."""
+        self.num_steps = 0
+        self.force.reset()
 
     def step(self, action):
         if self.episode is None:

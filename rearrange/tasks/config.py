@@ -63,6 +63,16 @@ class TaskConfig:
     # finishing moves are learned from starts where they are in reach; 0 = the VER paper's
     # far starts only, as evaluation uses).
     near_start_prob: float = 0.0
+    # Reverse curriculum from demonstration states (training only; applied by the trainers'
+    # env factory, skills/start_curriculum.py, for any skill with a scripted oracle): with
+    # this probability a reset is followed by a prefix of the skill's oracle solving that
+    # episode, k ~ U{0..oracle_start_max_frac * max_episode_steps} steps through the env's
+    # own step(), and the episode starts there (step count and force meter restart; bonuses
+    # the oracle earned stay earned). A prefix whose episode ended is replayed shorter, k ~
+    # U{0..j-1} for an end at step j. 0 = plain starts, as evaluation uses.
+    oracle_start_prob: float = 0.0
+    # The longest prefix as a fraction of max_episode_steps, in (0, 1].
+    oracle_start_max_frac: float = 1.0
     # Apply the skill's deployment grip rule while training (tasks/grip_rules.py,
     # docs/DESIGN.md §4.3): e.g. pick keeps the grip on once holding, place keeps it off once
     # released. A deviation from Habitat 2.0 skill training, which leaves the grip free and
@@ -93,6 +103,12 @@ class TaskConfig:
             raise ValueError(f"max_episode_steps must be > 0, got {self.max_episode_steps}")
         if not 0.0 <= self.near_start_prob <= 1.0:
             raise ValueError(f"near_start_prob must be in [0, 1], got {self.near_start_prob}")
+        if not 0.0 <= self.oracle_start_prob <= 1.0:
+            raise ValueError(f"oracle_start_prob must be in [0, 1], got {self.oracle_start_prob}")
+        if not 0.0 < self.oracle_start_max_frac <= 1.0:
+            raise ValueError(
+                f"oracle_start_max_frac must be in (0, 1], got {self.oracle_start_max_frac}"
+            )
 
 
 def _sim_with_depth(sim: SimConfig, depth_size: int, owner: str) -> SimConfig:
