@@ -1,7 +1,7 @@
 """Steps/s of each skill env (random actions, one process), with depth and state obs.
 
     MUJOCO_GL=egl python benchmarks/task_throughput.py --steps 300 [--tasks pick nav]
-        [--blocking on|off|both] [--repeats 3]
+        [--presets state state_rays depth] [--blocking on|off|both] [--repeats 3]
 
 Resets count towards the step time (as in training) and are also timed on their own. Nav's
 stop dimension is held at -1: a uniformly random stop would end every other step and the
@@ -61,7 +61,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--tasks", nargs="+", default=list(SKILL_NAMES), choices=SKILL_NAMES)
-    p.add_argument("--presets", nargs="+", default=["state", "depth"], choices=["state", "depth"])
+    p.add_argument(
+        "--presets", nargs="+", default=["state", "depth"], choices=["state", "state_rays", "depth"]
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", default=None)
     p.add_argument(
@@ -82,10 +84,9 @@ def main() -> None:
     print("| task | " + " | ".join(cols) + " |")
     print("|---|" + "---|" * len(cols))
     for task in args.tasks:
-        runs: dict[str, dict[bool, list[tuple[float, float]]]] = {}
-        for q in args.presets:
-            runs[q] = {b: [] for b in variants}
-            for r in range(args.repeats):  # interleaved: load spikes hit both alike
+        runs = {q: {b: [] for b in variants} for q in args.presets}
+        for r in range(args.repeats):  # interleaved: load spikes hit every variant alike
+            for q in args.presets:
                 for b in variants:
                     runs[q][b].append(measure(sims[b], task, q, args.steps, args.seed + r))
         cells, ratios = [], []

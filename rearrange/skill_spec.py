@@ -208,6 +208,9 @@ class SkillDef:
     """Sensors of `sensors` it observes only when it drives the base (DESIGN §8.2)."""
     ray_scan: bool = False
     """Whether it also observes the obstacle range scan under the "state_rays" preset."""
+    arm_scan: bool = False
+    """Whether it also observes the arm clearance scan ("arm_rays": distances from the EE,
+    wrist and elbow to what blocks the arm) under the "state_rays" preset."""
     runtime_step_limit: int = DEFAULT_STEP_LIMIT
     """A runtime skill's own step cap, fixed base (`step_limit_for`)."""
     hab_step_limit: int | None = None
@@ -292,6 +295,7 @@ PICK = SkillDef(
     sensors=("joint", "is_holding", "ee_pos", "obj_start_sensor", "relative_resting_position"),
     episode_builder="object",
     grip_rule="keep_on_when_holding",
+    arm_scan=True,
     # pick-at-container: the pick skill run from where the robot opened the container
     pddl_actions=("pick", "pick-at-container"),
 )
@@ -310,6 +314,7 @@ PLACE = SkillDef(
     ),
     episode_builder="object",
     grip_rule="keep_on_until_goal",
+    arm_scan=True,
     starts_holding=True,
     pddl_actions=("place",),
 )
@@ -325,6 +330,7 @@ def _articulated(name: str, articulation: str, opens: bool, **limits: Any) -> Sk
         grip_rule="hold_handle_until_target",
         rewards=RewardConfig() if opens else CLOSE_REWARDS,
         base_movement_sensors=("art_joint_to_target",),
+        arm_scan=True,  # they work doors and drawers round the arm
         articulation=ArticulatedSkill(articulation, opens),
         pddl_actions=(name.replace("_", "-"),),
         **limits,

@@ -10,6 +10,7 @@ from rearrange.eval.executor import ExecutorConfig, TPSRLExecutor
 from rearrange.eval.report import EpisodeRecord, EvalResult
 from rearrange.eval.video import VideoRecorder
 from rearrange.planner import PlanStep, make_plan, stage_names
+from rearrange.runtime.checkpoint import preset_of_space
 from rearrange.skill_spec import HAB_STEP_LIMITS, skill_def
 from rearrange.skills import Skill, SkillError, make_skill
 
@@ -116,7 +117,7 @@ def env_settings(skills: dict[str, Skill], moving: bool) -> tuple[str, int, bool
             presets.add("depth")
             depth = int(space.spaces["depth"].shape[0])
         else:
-            presets.add("state_rays" if "rays" in space.spaces else "state")
+            presets.add(preset_of_space(space))
     if presets == {"state", "state_rays"}:  # state_rays is plain state for non-nav skills
         presets = {"state_rays"}
     if len(presets) > 1:

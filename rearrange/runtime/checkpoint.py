@@ -66,7 +66,8 @@ def preset_of_space(space: gym.spaces.Dict) -> str:
     """The observation preset a policy's observation space comes from."""
     if "depth" in space.spaces:
         return "depth"
-    return "state_rays" if "rays" in space.spaces else "state"
+    scans = ("rays", "arm_rays")  # nav's range scan, the manipulation skills' arm scan
+    return "state_rays" if any(k in space.spaces for k in scans) else "state"
 
 
 def model_config_from_dict(data: Mapping[str, Any]) -> ModelConfig:

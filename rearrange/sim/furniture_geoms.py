@@ -32,6 +32,13 @@ HELD_CONAFFINITY = STATIC_BIT | MOVABLE_BIT | FLOOR_BIT  # ... but the robot whi
 # is the stop, and a drawer rubbing its bay stalled under the suction pull.
 DOOR_CONTYPE = STATIC_BIT | MOVABLE_BIT
 DOOR_CONAFFINITY = STATIC_BIT | MOVABLE_BIT  # its bottom edge must not drag on the floor
+# Geom group of everything that blocks the robot (walls, furniture carcasses, doors,
+# drawers: contype with STATIC_BIT), so a ray cast can select exactly it
+# (`arm_scan.ArmScan`, mj_multiRay's geomgroup mask). The robot's geoms are in groups 0
+# (two), 3 and 4 (`robot.HEAD_HIDDEN_GROUP`, `HEAD_PROXY_GROUP`), objects and the floor in
+# 0. Rendering is unchanged: MuJoCo shows groups 0-2 by default and no scene option here
+# hides group 2.
+STATIC_GROUP = 2
 _BITS = {
     "static": (WORLD_CONTYPE, WORLD_CONAFFINITY),
     "door": (DOOR_CONTYPE, DOOR_CONAFFINITY),
@@ -44,6 +51,8 @@ def box(body, pos, half, rgba, name: str = "", collision: Collision = "static") 
     g = body.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, pos=list(pos), size=list(half))
     g.rgba = list(rgba)
     g.contype, g.conaffinity = _BITS[collision]
+    if g.contype & STATIC_BIT:
+        g.group = STATIC_GROUP
     if name:
         g.name = name
     return g

@@ -114,6 +114,10 @@ class Simulator(Protocol):
         """Range scan (m) from the base centre along base-frame headings to the first wall,
         furniture footprint or open door, capped at max_range."""
 
+    def arm_clearance(self, max_range: float) -> np.ndarray:
+        """[18] distances (m) from the EE, the wrist and the elbow along +-x, +-y, +-z of the
+        base frame to the first geometry that blocks the arm, capped at max_range."""
+
     # ---------------------------------------------------------------- sensors
     def render_depth(self) -> np.ndarray:
         """[H, W, 1] float32 head-camera depth (m), clipped to [0, 10]."""

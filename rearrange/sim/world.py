@@ -39,6 +39,7 @@ import numpy as np
 
 from rearrange.sim import robot as R
 from rearrange.sim.apartment import generate_layout
+from rearrange.sim.arm_scan import ArmScan
 from rearrange.sim.config import SimConfig
 from rearrange.sim.episode_types import SPLITS, Episode
 from rearrange.sim.furniture_geoms import STATIC_BIT
@@ -99,6 +100,7 @@ class RearrangeSim:
         self._start_depth: tuple[float, float] | None = None
         self._entry_depth = 0.0
         self.rest_ee_pos_base = np.zeros(3)
+        self._arm_scan: ArmScan | None = None  # arm_clearance's ids, for self.model
         # Head camera: no hidden robot parts, low-poly arm proxies; third person: the reverse.
         self.head_vopt = mujoco.MjvOption()
         self.head_vopt.geomgroup[R.HEAD_HIDDEN_GROUP] = 0
@@ -596,6 +598,17 @@ class RearrangeSim:
         if doors is not None:
             ranges = np.minimum(ranges, doors.ray_distances(x, y, world, max_range))
         return ranges
+
+    def arm_clearance(self, max_range: float) -> np.ndarray:
+        """Arm clearance scan (`arm_scan`, the `arm_rays` sensor): [18] distances (m) from
+        the EE, the wrist and the elbow along +-x, +-y, +-z of the base frame (6 per origin,
+        in that order) to the first wall, furniture, door or drawer geom, i.e. what blocks
+        the arm; not the robot, free objects or the floor. Capped at `max_range`; 0 for
+        the six rays of an origin that is inside such a geom."""
+        if self._arm_scan is None or self._arm_scan.model is not self.model:
+            self._arm_scan = ArmScan(self.model)
+        yaw = float(self.data.qpos[self.idx.base_qpos[2]])
+        return self._arm_scan.ranges(self.data, yaw, max_range)
 
     def arm_joint_pos(self) -> np.ndarray:
         return self.data.qpos[self.idx.arm_qpos].copy()

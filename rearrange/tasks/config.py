@@ -26,7 +26,8 @@ from rearrange.tasks.force_limit import ForceLimit
 
 # "depth": 128x128 head depth + state sensors (the paper); "state": state sensors only;
 # "state_rays": state + a 64-ray obstacle range scan for nav (SkillDef.ray_scan;
-# the nav CPU profile, skill_configs/sensing/nav_cpu.yaml), plain "state" for other skills.
+# the nav CPU profile, skill_configs/sensing/nav_cpu.yaml), and + an 18-ray arm clearance
+# scan ("arm_rays") for the manipulation skills (SkillDef.arm_scan; tasks/sensors.py).
 OBS_PRESETS = ("depth", "state", "state_rays")
 
 
@@ -38,7 +39,7 @@ class TaskConfig:
     # Manipulation skills also get [linear, angular] base velocity actions (NoNav ablation).
     base_movement: bool = False
     # "depth": head depth image + state sensors; "state": state sensors only (fast CPU runs);
-    # "state_rays": state + obstacle range scan for nav (see OBS_PRESETS).
+    # "state_rays": state + nav's obstacle range scan / the arm clearance scan (OBS_PRESETS).
     obs_preset: str = "depth"
     depth_size: int = 128  # square depth image side (paper: 128)
     # None: the task's Habitat limit (`skill_spec.task_step_limit`: SkillDef.step_limit, plus

@@ -12,6 +12,7 @@ import math
 import numpy as np
 from gymnasium import spaces
 
+from rearrange.sim.arm_scan import ARM_RAY_COUNT
 from rearrange.sim.episode_types import Episode
 from rearrange.sim.geometry import wrap_angle
 from rearrange.skill_spec import SkillTarget, Thresholds, skill_def
@@ -30,11 +31,23 @@ DEPTH_MAX = 10.0  # metres; the sim clips depth to [0, 10]
 RAY_COUNT = 64
 RAY_MAX_RANGE = 5.0  # metres
 RAY_ANGLES = np.arange(RAY_COUNT) * (2.0 * math.pi / RAY_COUNT)
+# Arm clearance scan ("arm_rays" sensor, obs preset "state_rays", `SkillDef.arm_scan`):
+# ARM_RAY_COUNT = 18 rays, 6 from each of 3 origins, ray 6 * origin + direction, origins
+# (0) the EE (gripper centre), (1) the wrist flex joint, (2) the elbow flex joint,
+# directions +x, -x, +y, -y, +z, -z of the robot base frame (x forward, y left, z up)
+# (sim/arm_scan.py ARM_RAY_ORIGINS, ARM_RAY_DIRECTIONS). Each the distance to the first wall,
+# furniture, fridge wall/shelf, door or drawer geom, i.e. what blocks the arm
+# (RearrangeSim.arm_clearance): not the robot, free objects or the floor; capped at
+# ARM_RAY_MAX_RANGE and divided by it (so in [0, 1]); an origin inside such a geom reads 0
+# on its six rays.
+ARM_RAY_MAX_RANGE = 0.5  # metres
 # Which state sensors a skill observes is its definition's (`SkillDef.sensors`, DESIGN.md §4
-# table), plus "depth" in that preset and "rays" for a skill with `ray_scan` in "state_rays"
-# (task_sensors); for every other skill that preset is exactly "state", so one HAB env serves
-# a rays nav beside state-only skills. SENSOR_DIMS is the registry of the sensors: every
-# name a definition lists must be a key (tests/test_skill_registry_coverage.py).
+# table), plus "depth" in that preset, and in "state_rays" "rays" for a skill with
+# `ray_scan` and "arm_rays" for one with `arm_scan` (task_sensors); for a skill with neither
+# that preset is exactly "state". Skills of both presets share one HAB env: it observes
+# the superset, each learned skill reads its checkpoint's keys. SENSOR_DIMS is the registry
+# of the sensors: every name a definition lists must be a key
+# (tests/test_skill_registry_coverage.py).
 SENSOR_DIMS = {
     "art_joint_to_target": 1,  # the articulation's joint value minus the skill's target
     "joint": 7,
@@ -49,7 +62,10 @@ SENSOR_DIMS = {
     "goal_dir": 4,  # cos, sin of goal_polar's angle; cos, sin of goal_heading
     "marker_rel_pos": 3,
     "rays": RAY_COUNT,  # normalised obstacle ranges, see RAY_ANGLES
+    "arm_rays": ARM_RAY_COUNT,  # normalised arm clearances, see ARM_RAY_MAX_RANGE
 }
+# The sensors the "state_rays" preset adds to "state" (`task_sensors`).
+SCAN_SENSORS = ("rays", "arm_rays")
 
 
 def articulation_target(task: str, name: str, th: Thresholds) -> float:
@@ -83,15 +99,17 @@ def observation_space(cfg: TaskConfig) -> spaces.Dict:
 
 def task_sensors(task: str, obs_preset: str, base_movement: bool = True) -> tuple[str, ...]:
     """The vector sensors of `task` under `obs_preset` ("state_rays" adds "rays" for a skill
-    with `ray_scan`); without `base_movement`, less its `base_movement_sensors`. The default
-    (with them) is the superset the HAB env observes: a learned skill reads the keys its
-    checkpoint was trained with."""
+    with `ray_scan`, "arm_rays" for one with `arm_scan`); without `base_movement`, less its
+    `base_movement_sensors`. The default (with them) is the superset the HAB env observes: a
+    learned skill reads the keys its checkpoint was trained with."""
     spec = skill_def(task)
     names = spec.sensors
     if not base_movement:
         names = tuple(n for n in names if n not in spec.base_movement_sensors)
-    extra = ("rays",) if obs_preset == "state_rays" and spec.ray_scan else ()
-    return names + extra
+    if obs_preset != "state_rays":
+        return names
+    scans = (("rays", spec.ray_scan), ("arm_rays", spec.arm_scan))
+    return names + tuple(name for name, on in scans if on)
 
 
 def task_observation_space(
@@ -102,7 +120,7 @@ def task_observation_space(
         shape = (depth_size, depth_size, 1)
         d["depth"] = spaces.Box(0.0, DEPTH_MAX, shape=shape, dtype=np.float32)
     for name in task_sensors(task, obs_preset, base_movement):
-        low, high = (0.0, 1.0) if name in ("is_holding", "rays") else (-np.inf, np.inf)
+        low, high = (0.0, 1.0) if name in ("is_holding", *SCAN_SENSORS) else (-np.inf, np.inf)
         d[name] = spaces.Box(low, high, shape=(SENSOR_DIMS[name],), dtype=np.float32)
     return spaces.Dict(d)
 
@@ -157,6 +175,8 @@ def _sensor(name: str, sim, target: SkillTarget, ee_base: np.ndarray) -> np.ndar
         return _rel(sim, sim.handle_pos(target.articulation), ee_base)
     if name == "rays":
         return np.asarray(sim.obstacle_ranges(RAY_ANGLES, RAY_MAX_RANGE)) / RAY_MAX_RANGE
+    if name == "arm_rays":
+        return np.asarray(sim.arm_clearance(ARM_RAY_MAX_RANGE)) / ARM_RAY_MAX_RANGE
     raise KeyError(f"unknown sensor {name!r}; known: {', '.join(SENSOR_DIMS)}")
 
 

@@ -154,6 +154,9 @@ class FakeSim:
     def obstacle_ranges(self, angles, max_range: float) -> np.ndarray:
         return np.full(np.shape(angles), float(max_range))
 
+    def arm_clearance(self, max_range: float) -> np.ndarray:
+        return np.full(18, float(max_range))  # nothing blocks the arm
+
     def render_depth(self) -> np.ndarray:
         return np.ones((self.depth_size, self.depth_size, 1), dtype=np.float32)
 

@@ -1,6 +1,6 @@
 """The `state_rays` obs preset (nav's CPU profile): spaces and observations on the real sim,
-the same nav observation in the skill env and the HAB env, plain state for the other
-skills, the state-only policy, the eval runner's preset inference and the config choice."""
+the same nav observation in the skill env and the HAB env, state plus the arm scan for the
+other skills, the state-only policy, the eval runner's preset inference and the config choice."""
 
 from __future__ import annotations
 
@@ -69,9 +69,14 @@ def test_nav_observations_match_the_space_while_driving(sim):
     assert obs["rays"] == pytest.approx(want.astype(np.float32))
 
 
-def test_state_rays_is_plain_state_for_the_other_skills(sim):
+def test_state_rays_adds_only_the_arm_scan_for_the_other_skills(sim):
     for task in ("pick", "place", "open_fridge"):
-        assert task_observation_space(task, "state_rays") == task_observation_space(task, "state")
+        rays, state = (
+            task_observation_space(task, "state_rays"),
+            task_observation_space(task, "state"),
+        )
+        assert set(rays.spaces) - set(state.spaces) == {"arm_rays"}  # tests/test_arm_scan.py
+        assert all(rays[k] == state[k] for k in state.spaces)
     config = default_task_config("pick", obs_preset="state_rays", num_episodes=1)
     env = make_env("pick", config, "train", 0, sim=sim)
     obs, _ = env.reset(seed=0)
@@ -93,10 +98,11 @@ def test_hab_env_builds_the_nav_skill_envs_observation(sim):
         for key in from_hab:
             np.testing.assert_array_equal(from_hab[key], from_skill[key], err_msg=key)
         hab.apply_action("nav", np.array([1.0, 0.4 * (k % 3 - 1), -1.0]))
-    # A state-trained manipulation skill sees exactly its state observation in that env.
+    # A state-trained manipulation skill reads exactly its state observation in that env
+    # (its checkpoint's keys; the env also serves the arm scan of a state_rays one).
     pick = hab.pick_target(0)
     a, b = hab.observe("pick", pick), hab.observe("pick", pick, obs_preset="state")
-    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    assert set(a) - set(b) == {"arm_rays"} and all(np.array_equal(a[k], b[k]) for k in b)
 
 
 def test_state_policy_flattens_the_rays_into_its_vector():
