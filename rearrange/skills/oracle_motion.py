@@ -29,6 +29,15 @@ and acting only through the policy's actions:
   private MjData, so base commands can be checked before they are sent (the arm reaches
   0.7 m beyond the 0.3 m base disc the world's 2-D base check covers; `oracle_nav`).
 
+Planning (the fridge pick's reach, `oracle_manip.OraclePick._plan_reach`), in a private
+MjData, nothing sent to the sim: `ik_kinematic` (damped least squares on the EE position
+and gripper axis, joint limits, drawn toward its seed: cheap, many seeds, the clear
+solutions kept), `ik_solve` (the QP above run with larger steps: it slides along walls
+where the obstacle-blind solutions all pass through one), `segment_clear` /
+`path_clearance` (distance checks PLAN_RES apart along joint-space segments) and
+`plan_joint_path` (the straight segment, else RRT-Connect and shortcutting). Why: the QP is
+a local method; from a posture bent the wrong way, or round a wall's edge, it stalls.
+
 Helpers for the skills' phase machines: `box_axis` (the least turning that brings the
 gripper axis into a range of headings and pitches), `Settle` (a phase ends when its target
 is reached or no longer approached), `grasp_ready` (the suction would take the intended
@@ -218,6 +227,7 @@ class _SceneGeoms:
             for g in np.asarray(geoms).ravel():
                 self.art_of[int(g)] = name
         self.scratch = mujoco.MjData(m)
+        self.plan = mujoco.MjData(m)  # the planner's (`ik_solve`), apart from clearance_at's
 
 
 _GEOMS: dict[int, _SceneGeoms] = {}
@@ -475,6 +485,7 @@ class ArmMotion:
         avoid_objects: bool = True,
         data=None,
         safe: float | None = None,
+        joint_step: float | None = None,
     ) -> np.ndarray:
         """Arm action ([7] in [-1, 1]) for one step toward EE position `pos` (world) with
         the gripper axis along `axis` (unit, world; None: free), or toward joints `q_goal`
@@ -487,10 +498,11 @@ class ArmMotion:
         `axis_weight` overrides the axis task's weight (m per rad). `data`: plan in this
         MjData instead of the sim's (a private copy; kinematics and com positions current,
         nothing held). `safe` overrides the gap kept to static geometry (a slow final
-        approach may come closer)."""
+        approach may come closer). `joint_step` replaces the per-step joint bound (rad) the
+        action is scaled by (the planner's larger scratch steps)."""
         cfg, m, idx = self.cfg, sim.model, sim.idx
         d = sim.data if data is None else data
-        step = float(sim.config.arm_delta_scale)
+        step = float(sim.config.arm_delta_scale) if joint_step is None else joint_step
         dof = idx.arm_dof
         q = d.qpos[idx.arm_qpos].copy()
         rows_a, rows_b = [], []
@@ -620,3 +632,223 @@ class ArmMotion:
         jac = np.zeros((3, sim.model.nv))
         mujoco.mj_jac(sim.model, sim.data, jac, None, point, body)
         return follow * np.outer(jac[:, dof], dq_joint)
+
+
+# --------------------------------------------------------------------------- planning
+PLAN_CLEAR = 0.018
+"""m: the gap a planned joint path keeps to static geometry and loose objects (followed with
+CREEP_SAFE as the step's constraint: the margin absorbs the tracking error)."""
+PLAN_RES = 0.02
+"""rad: the largest joint change between two poses checked along a planned segment (a link
+1 m from its joint moves 2 cm)."""
+
+
+def ik_solve(
+    sim,
+    pos,
+    axis,
+    q0,
+    *,
+    skip: set[int] | None = None,
+    safe: float = CREEP_SAFE,
+    iters: int = 150,
+    step: float = 0.03,
+    q_pref=None,
+) -> tuple[np.ndarray, float, float]:
+    """Joints that put the EE at `pos` with the gripper axis along `axis`, found by running
+    `ArmMotion`'s collision-constrained step in a private MjData from `q0` (larger steps,
+    nothing sent to the sim; nothing may be held). Returns (joints, EE error m, axis error
+    rad). A local solver: callers try several seeds."""
+    sg = scene_geoms(sim)
+    m, d, idx = sim.model, sg.plan, sim.idx
+    d.qpos[:] = sim.data.qpos
+    q = np.asarray(q0, dtype=np.float64).copy()
+    motion = ArmMotion()
+    for _ in range(iters):
+        d.qpos[idx.arm_qpos] = q
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        act = motion.action(
+            sim, pos, axis, data=d, safe=safe, skip=skip, max_lin=0.05, q_pref=q_pref,
+            joint_step=step,
+        )  # fmt: skip
+        dq = act.astype(np.float64) * step
+        if float(np.abs(dq).max()) < 1e-4:
+            break
+        q = q + dq
+    d.qpos[idx.arm_qpos] = q
+    mujoco.mj_kinematics(m, d)
+    err = float(np.linalg.norm(d.site_xpos[idx.ee_site] - np.asarray(pos)))
+    ang = 0.0
+    if axis is not None:
+        ang = math.acos(float(np.clip(gripper_axis(sim, d) @ np.asarray(axis), -1.0, 1.0)))
+    return q, err, ang
+
+
+IK_WEIGHTS_INV = 1.0 / np.array([1.0, 1.0, 2.0, 1.0, 2.0, 1.0, 1.0])
+"""Inverse joint weights of `ik_kinematic`'s steps: the upper-arm and forearm rolls turn
+reluctantly (a minimum-norm step swung the forearm roll 2.5 rad, 200 policy steps)."""
+
+
+def ik_kinematic(
+    sim, pos, axis, q0, *, iters: int = 80, step: float = 0.2, tol: float = 1e-3, pull: float = 0.3
+) -> tuple[np.ndarray, float, float]:
+    """Joints that put the EE at `pos` with the gripper axis along `axis`, ignoring
+    obstacles: damped least squares on the position and axis Jacobians in a private MjData
+    from `q0`, inside the joint limits, drawn toward `q0` in the task's null space (`pull`
+    of the way per iteration). Returns (joints, EE error m, axis error rad).
+    Cheap (no distance queries): callers sample seeds and keep the clear solutions."""
+    sg = scene_geoms(sim)
+    m, d, idx = sim.model, sg.plan, sim.idx
+    d.qpos[:] = sim.data.qpos
+    rng_box = idx.arm_range
+    lo, hi = rng_box[:, 0] + JOINT_MARGIN, rng_box[:, 1] - JOINT_MARGIN
+    q = np.clip(np.asarray(q0, dtype=np.float64), lo, hi)
+    seed = q.copy()
+    u = np.asarray(axis, dtype=np.float64) / np.linalg.norm(axis)
+    target = np.asarray(pos, dtype=np.float64)
+    jacp, jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+    err = ang = math.inf
+    for _ in range(iters + 1):
+        d.qpos[idx.arm_qpos] = q
+        mujoco.mj_kinematics(m, d)
+        e_pos = target - d.site_xpos[idx.ee_site]
+        a = d.xmat[idx.gripper_body].reshape(3, 3)[:, 0]
+        turn = np.cross(a, u)
+        err = float(np.linalg.norm(e_pos))
+        ang = math.atan2(float(np.linalg.norm(turn)), float(a @ u))
+        if err < tol and ang < tol or _ == iters:
+            break
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_jacSite(m, d, jacp, None, idx.ee_site)
+        mujoco.mj_jacBody(m, d, None, jacr, idx.gripper_body)
+        s = float(np.linalg.norm(turn))
+        rot = turn * (ang / s) if s > 1e-9 else np.cross(a, [0.0, 0.0, 1.0])
+        proj = np.eye(3) - np.outer(a, a)
+        jac = np.vstack([jacp[:, idx.arm_dof], 0.3 * proj @ jacr[:, idx.arm_dof]])
+        e = np.concatenate([e_pos, 0.3 * rot])
+        free = np.ones(len(q), dtype=bool)
+        for _k in range(3):  # joints held at a limit they push against leave the solve
+            jf = jac * free
+            jw = jf * IK_WEIGHTS_INV
+            dq = jw.T @ np.linalg.solve(jw @ jf.T + 1e-4 * np.eye(6), e)
+            # secondary task: stay near the seed (solutions near different seeds differ)
+            dq = dq + pull * (np.eye(len(q)) - np.linalg.pinv(jf) @ jf) @ (seed - q) * free
+            stuck = ((q <= lo + 1e-6) & (dq < 0)) | ((q >= hi - 1e-6) & (dq > 0))
+            if not stuck.any():
+                break
+            free &= ~stuck
+        big = float(np.abs(dq).max())
+        if big > step:
+            dq *= step / big
+        q = np.clip(q + dq, lo, hi)
+    return q, err, ang
+
+
+def arm_clearance(sim, q, skip: set[int] | None = None, margin: float = INFLUENCE) -> float:
+    """The arm's (and a held object's) smallest distance to static geometry and loose
+    objects with the arm at `q` (the base where it is), capped at `margin`."""
+    return clearance_at(sim, arm=q, margin=margin, whole_robot=False, skip=skip, objects=True)
+
+
+def segment_clear(sim, qa, qb, need: float, skip: set[int] | None = None) -> bool:
+    """Whether every pose on the joint-space segment qa -> qb (checked PLAN_RES apart)
+    keeps `need` from static geometry and loose objects."""
+    qa, qb = np.asarray(qa, dtype=np.float64), np.asarray(qb, dtype=np.float64)
+    n = int(math.ceil(float(np.abs(qb - qa).max()) / PLAN_RES))
+    for t in np.linspace(0.0, 1.0, n + 1)[1:]:
+        if arm_clearance(sim, qa + t * (qb - qa), skip, need + 1e-3) < need:
+            return False
+    return True
+
+
+def path_clearance(sim, path, skip: set[int] | None = None) -> float:
+    """The smallest `arm_clearance` along a joint path (poses PLAN_RES apart)."""
+    best = INFLUENCE
+    for qa, qb in zip(path[:-1], path[1:]):
+        n = int(math.ceil(float(np.abs(qb - qa).max()) / PLAN_RES))
+        for t in np.linspace(0.0, 1.0, n + 1):
+            best = min(best, arm_clearance(sim, qa + t * (qb - qa), skip))
+    return best
+
+
+def path_length(path) -> float:
+    """Policy steps' worth of joint motion along a path: the sum of its segments' largest
+    joint changes (each joint moves at most one bound per step)."""
+    return float(sum(np.abs(b - a).max() for a, b in zip(path[:-1], path[1:])))
+
+
+def plan_joint_path(
+    sim,
+    q_start,
+    q_goal,
+    need: float = PLAN_CLEAR,
+    skip: set[int] | None = None,
+    rng: np.random.Generator | None = None,
+    iters: int = 300,
+    extend: float = 0.3,
+) -> list[np.ndarray] | None:
+    """A collision-free joint path q_start -> q_goal (list of waypoints), or None: the
+    straight segment when it is clear, else RRT-Connect (Kuffner & LaValle 2000) in the
+    arm's joint box, then shortcut. Poses keep `need` (less where the start or goal
+    itself is closer: it may leave or reach them)."""
+    qs, qg = np.asarray(q_start, dtype=np.float64), np.asarray(q_goal, dtype=np.float64)
+    need = min(need, arm_clearance(sim, qs, skip) - 2e-3, arm_clearance(sim, qg, skip) - 2e-3)
+    need = max(need, 0.004)
+    if segment_clear(sim, qs, qg, need, skip):
+        return [qs, qg]
+    rng = rng or np.random.default_rng(0)
+    rng_box = sim.idx.arm_range
+    lo = np.maximum(rng_box[:, 0] + JOINT_MARGIN, np.minimum(qs, qg) - math.pi)
+    hi = np.minimum(rng_box[:, 1] - JOINT_MARGIN, np.maximum(qs, qg) + math.pi)
+    trees = [([qs], [-1]), ([qg], [-1])]
+
+    def step_toward(tree, q_to):
+        nodes, parents = tree
+        k = int(np.argmin([np.abs(n - q_to).max() for n in nodes]))
+        delta = q_to - nodes[k]
+        dist = float(np.abs(delta).max())
+        q_new = q_to if dist <= extend else nodes[k] + delta * (extend / dist)
+        if not segment_clear(sim, nodes[k], q_new, need, skip):
+            return None
+        nodes.append(q_new)
+        parents.append(k)
+        return len(nodes) - 1
+
+    def branch(tree, i):
+        nodes, parents = tree
+        out = []
+        while i >= 0:
+            out.append(nodes[i])
+            i = parents[i]
+        return out
+
+    for it in range(iters):
+        a, b = trees[it % 2], trees[(it + 1) % 2]
+        q_rand = rng.uniform(lo, hi)
+        i_new = step_toward(a, q_rand)
+        if i_new is None:
+            continue
+        target = a[0][i_new]
+        while True:  # connect: extend the other tree toward the new node until stuck
+            j = step_toward(b, target)
+            if j is None:
+                break
+            if float(np.abs(b[0][j] - target).max()) < 1e-9:
+                pa, pb = branch(a, i_new), branch(b, j)
+                path = pa[::-1] + pb[1:]
+                if it % 2 == 1:
+                    path = path[::-1]
+                return _shortcut(sim, path, need, skip, rng)
+    return None
+
+
+def _shortcut(sim, path, need, skip, rng, tries: int = 30) -> list[np.ndarray]:
+    path = list(path)
+    for _ in range(tries):
+        if len(path) <= 2:
+            break
+        i, j = sorted(rng.choice(len(path), size=2, replace=False))
+        if j - i > 1 and segment_clear(sim, path[i], path[j], need, skip):
+            path = path[: i + 1] + path[j:]
+    return path
