@@ -176,6 +176,12 @@ NAV_STEP_LIMIT = 300
 NAV_STEP_LIMIT_HAB = 500
 
 
+# The sensors the "state_rays" obs preset adds to "state": nav's range scan for a skill with
+# `SkillDef.ray_scan`, the arm clearance scan for one with `arm_scan` (tasks/sensors.py). A
+# policy whose observations hold either was trained under that preset.
+SCAN_SENSORS = ("rays", "arm_rays")
+
+
 @dataclass(frozen=True)
 class SkillDef:
     """One skill, everything the layers above need to know about it, as plain data.

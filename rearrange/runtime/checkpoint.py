@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from rearrange.models.config import ModelConfig
-from rearrange.skill_spec import action_layout, skill_names
+from rearrange.skill_spec import SCAN_SENSORS, action_layout, skill_names
 
 LATEST = "latest.pt"
 FORMAT = "rearrange.skill_checkpoint"
@@ -66,8 +66,7 @@ def preset_of_space(space: gym.spaces.Dict) -> str:
     """The observation preset a policy's observation space comes from."""
     if "depth" in space.spaces:
         return "depth"
-    scans = ("rays", "arm_rays")  # nav's range scan, the manipulation skills' arm scan
-    return "state_rays" if any(k in space.spaces for k in scans) else "state"
+    return "state_rays" if any(k in space.spaces for k in SCAN_SENSORS) else "state"
 
 
 def model_config_from_dict(data: Mapping[str, Any]) -> ModelConfig:

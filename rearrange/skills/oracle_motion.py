@@ -754,22 +754,25 @@ def arm_clearance(sim, q, skip: set[int] | None = None, margin: float = INFLUENC
 def segment_clear(sim, qa, qb, need: float, skip: set[int] | None = None) -> bool:
     """Whether every pose on the joint-space segment qa -> qb (checked PLAN_RES apart)
     keeps `need` from static geometry and loose objects."""
-    qa, qb = np.asarray(qa, dtype=np.float64), np.asarray(qb, dtype=np.float64)
-    n = int(math.ceil(float(np.abs(qb - qa).max()) / PLAN_RES))
-    for t in np.linspace(0.0, 1.0, n + 1)[1:]:
-        if arm_clearance(sim, qa + t * (qb - qa), skip, need + 1e-3) < need:
-            return False
-    return True
+    poses = _segment_poses(qa, qb)[1:]  # qa itself is the caller's, already checked
+    return all(arm_clearance(sim, q, skip, need + 1e-3) >= need for q in poses)
 
 
 def path_clearance(sim, path, skip: set[int] | None = None) -> float:
     """The smallest `arm_clearance` along a joint path (poses PLAN_RES apart)."""
     best = INFLUENCE
     for qa, qb in zip(path[:-1], path[1:]):
-        n = int(math.ceil(float(np.abs(qb - qa).max()) / PLAN_RES))
-        for t in np.linspace(0.0, 1.0, n + 1):
-            best = min(best, arm_clearance(sim, qa + t * (qb - qa), skip))
+        for q in _segment_poses(qa, qb):
+            best = min(best, arm_clearance(sim, q, skip))
     return best
+
+
+def _segment_poses(qa, qb) -> list[np.ndarray]:
+    """Poses along the joint-space segment qa -> qb, both ends included, at most PLAN_RES
+    apart in every joint."""
+    qa, qb = np.asarray(qa, dtype=np.float64), np.asarray(qb, dtype=np.float64)
+    n = int(math.ceil(float(np.abs(qb - qa).max()) / PLAN_RES))
+    return [qa + t * (qb - qa) for t in np.linspace(0.0, 1.0, n + 1)]
 
 
 def path_length(path) -> float:

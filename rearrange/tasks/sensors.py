@@ -15,7 +15,7 @@ from gymnasium import spaces
 from rearrange.sim.arm_scan import ARM_RAY_COUNT
 from rearrange.sim.episode_types import Episode
 from rearrange.sim.geometry import wrap_angle
-from rearrange.skill_spec import SkillTarget, Thresholds, skill_def
+from rearrange.skill_spec import SCAN_SENSORS, SkillTarget, Thresholds, skill_def
 
 from .config import TaskConfig
 from .grip_rules import held_handle
@@ -64,8 +64,6 @@ SENSOR_DIMS = {
     "rays": RAY_COUNT,  # normalised obstacle ranges, see RAY_ANGLES
     "arm_rays": ARM_RAY_COUNT,  # normalised arm clearances, see ARM_RAY_MAX_RANGE
 }
-# The sensors the "state_rays" preset adds to "state" (`task_sensors`).
-SCAN_SENSORS = ("rays", "arm_rays")
 
 
 def articulation_target(task: str, name: str, th: Thresholds) -> float:
