@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from rearrange.runtime.shared_memory import SharedBuffers
+from rearrange.ver_backend.graph_acting import ActingStep
 from rearrange.ver_backend.host_cost import HostCost
 from rearrange.ver_backend.rollout_storage import RolloutStorage
 
@@ -138,7 +139,7 @@ class InferenceWorker:
             return {}
         obs = self.batch_obs(env_ids)
         hidden, prev_action, not_done = self.storage.policy_inputs(env_ids)
-        value = self.policy.get_value(obs, hidden, prev_action, not_done)
+        value = self._value(obs, hidden, prev_action, not_done)
         return {e: float(v) for e, v in zip(env_ids, value.view(-1).cpu())}
 
     @torch.no_grad()
@@ -151,8 +152,16 @@ class InferenceWorker:
         obs = self.batch_obs(env_ids, final=True)
         hidden, prev_action, _ = self.storage.policy_inputs(env_ids)
         not_done = torch.ones(len(env_ids), dtype=torch.bool, device=self.device)
-        value = self.policy.get_value(obs, hidden, prev_action, not_done)
+        value = self._value(obs, hidden, prev_action, not_done)
         return {e: float(v) for e, v in zip(env_ids, value.view(-1).cpu())}
+
+    def _value(self, obs, hidden, prev_action, not_done) -> torch.Tensor:
+        """V through the acting step when it is an `ActingStep` (on CUDA a graph replay: the
+        eager forward there costs ~5x the replay, and a time-limit end needs one per poll),
+        else the policy's value head alone. The value does not depend on the action noise."""
+        if isinstance(self.acting, ActingStep):
+            return self.acting(obs, hidden, prev_action, not_done)[0]
+        return self.policy.get_value(obs, hidden, prev_action, not_done)
 
 
 def now() -> float:

@@ -187,7 +187,10 @@ def test_missing_corrupt_and_foreign_checkpoints_raise_one_line_errors(tmp_path)
 
 
 def run_cli(args, **kw):
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    )
     cmd = [sys.executable, "-m", "rearrange.train_skill", "synthetic", *args]
     return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, **kw)  # fmt: skip

@@ -186,7 +186,11 @@ def test_torchrun_two_ranks_share_one_gpu(tmp_path):
            "rearrange.train_skill", "synthetic", "--serial", "--run-name", "gpu",
            f"runs_root={tmp_path}", "ver.device=cuda:0", "ver.num_envs=2",
            "ver.rollout_steps=8", "total_steps=96"]  # fmt: skip
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        OMP_NUM_THREADS="1",
+    )
     out = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert (out.stdout + out.stderr).count("ranks share a GPU") == 1

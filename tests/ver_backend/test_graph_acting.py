@@ -15,8 +15,11 @@ from torch import nn
 
 from rearrange.models import ModelConfig, build_policy
 from rearrange.models.distributions import DiagGaussian
+from rearrange.runtime.shared_memory import create_buffers
 from rearrange.ver_backend import graph_acting
 from rearrange.ver_backend.graph_acting import ActingStep, batch_buckets, bucket_for
+from rearrange.ver_backend.inference import InferenceWorker
+from rearrange.ver_backend.rollout_storage import RolloutStorage
 
 ACTION_DIM = 4
 
@@ -323,3 +326,44 @@ def test_cuda_graphs_match_eager(kind):
         v2, a2, _, _ = step(*inputs[:4])
         assert not torch.allclose(a1, a2)
         torch.testing.assert_close(v1, v2, rtol=0, atol=0)
+
+
+# --- values through the acting step ----------------------------------------------------------
+
+
+def test_final_and_bootstrap_values_go_through_the_acting_step():
+    """With an ActingStep (the trainer's on CUDA), V(final obs) and the bootstrap values come
+    from the acting step, not the eager value head, and equal the value head's."""
+    policy, space = _policy("state")
+    action_space = spaces.Box(-1.0, 1.0, (ACTION_DIM,), np.float32)
+    buffers = create_buffers(space, action_space, 3, shared=False)
+    storage = RolloutStorage(
+        3, 4, space, action_space, policy.num_recurrent_layers, policy.hidden_size,
+        layout=buffers.layout,
+    )  # fmt: skip
+    rng = np.random.default_rng(0)
+    for key in space.spaces:
+        buffers.final_obs[key][:] = rng.normal(size=buffers.final_obs[key].shape)
+        buffers.obs[key][:] = rng.normal(size=buffers.obs[key].shape)
+    storage.hidden.normal_()
+    storage.prev_action.normal_()
+    storage.not_done[:] = [True, False, True]
+    calls = []
+
+    class Counting(ActingStep):
+        def __call__(self, obs, hidden, prev_action, not_done, noise=None):
+            calls.append(int(prev_action.shape[0]))
+            return super().__call__(obs, hidden, prev_action, not_done, noise)
+
+    acting = Counting(policy, space, ACTION_DIM, 3, "cpu", pad_to_bucket=True)
+    worker = InferenceWorker(policy, storage, buffers, acting)
+    eager = InferenceWorker(policy, storage, buffers)
+    got_final, want_final = worker.final_values([2, 0]), eager.final_values([2, 0])
+    assert calls == [2]
+    got_boot, want_boot = worker.values([0, 1, 2]), eager.values([0, 1, 2])
+    assert calls == [2, 3]
+    assert sorted(got_final) == [0, 2] and sorted(got_boot) == [0, 1, 2]
+    for got, want in ((got_final, want_final), (got_boot, want_boot)):
+        for e in want:
+            assert got[e] == pytest.approx(want[e], abs=1e-5)
+    assert got_final[0] != pytest.approx(got_boot[0], abs=1e-3)  # final obs, not the live one

@@ -18,7 +18,11 @@ def test_torchrun_two_ranks_overlap_learning(tmp_path):
            f"runs_root={tmp_path}", "ver.num_envs=2", "ver.rollout_steps=8",
            "ver.overlap_learning=true", "ver.preemption=false", "ppo.num_mini_batch=4",
            "total_steps=320"]  # fmt: skip
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        OMP_NUM_THREADS="1",
+    )
     out = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     state = SkillCheckpoint.load(tmp_path / "synthetic" / "overlap" / "checkpoints" / "latest.pt")

@@ -42,7 +42,11 @@ def test_torchrun_two_ranks_gloo(tmp_path):
     cmd = [str(torchrun), "--nproc-per-node", "2", "--master-port", "29631", "-m",
            "rearrange.train_skill", "synthetic", "--serial", "--run-name", "dist",
            f"runs_root={tmp_path}", "run.num_envs=2", "ver.rollout_steps=8", "run.total_steps=96"]  # fmt: skip
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        OMP_NUM_THREADS="1",
+    )
     out = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     state = SkillCheckpoint.load(tmp_path / "synthetic" / "dist" / "checkpoints" / "latest.pt")
