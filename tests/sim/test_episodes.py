@@ -267,6 +267,7 @@ def test_pick_sometimes_from_the_open_fridge():
 
 def test_spawn_heading_keeps_the_resting_arm_off_walls():
     from rearrange.sim.episodes import EpisodeGenConfig, scene_assets
+    from rearrange.sim.episodes.arm_starts import arm_kinematics
     from rearrange.sim.placement import RobotPlacement
 
     cfg = EpisodeGenConfig()
@@ -281,6 +282,13 @@ def test_spawn_heading_keeps_the_resting_arm_off_walls():
         navmap = scene_assets(ep.scene_seed, "val", fixture_layout, cfg.robot_radius)[1]
         sc = RobotPlacement(layout, navmap, np.random.default_rng(0), cfg)
         sc.objects = ep.objects
+        # the episode's world: a fridge pick starts with the door open, in front of it
+        sc.open_articulations = {k for k, v in ep.articulations.items() if v != 0.0}
+        sc.static_doors = ep.task == "pick"
+        if "arm_start" in ep.extras:  # the arm as the episode starts it, not at rest
+            kin = arm_kinematics()
+            kin.set_arm(np.asarray(ep.extras["arm_start"]))
+            sc.arm_discs = kin.arm_discs(base_radius=cfg.robot_radius)
         assert sc.pose_ok(*ep.robot_start)
 
 
@@ -303,3 +311,19 @@ def test_episodes_start_collision_free_in_the_mujoco_sim():
             if sim.held_object() is not None:
                 moved[sim.held_object()] = 0.0
             assert moved.max() < 0.01, ep.episode_id  # objects rest where they were placed
+
+
+def test_fridge_picks_start_in_front_of_the_opening():
+    """The door stays open through a pick: the robot may stand where the door's sweep was,
+    but not behind the door or beside the fridge (where the arm cannot reach inside)."""
+    from rearrange.sim.episodes import EpisodeGenConfig
+
+    cfg = EpisodeGenConfig(fridge_pick_prob=1.0)
+    for ep in generate_episodes("pick", "val", 6, 0, layout_fn=fixture_layout, config=cfg):
+        fridge = next(
+            f for f in fixture_layout(ep.scene_seed, "val").furniture if f.kind == "fridge"
+        )
+        front = np.array([math.cos(fridge.front_yaw), math.sin(fridge.front_yaw)])
+        out = (np.array(ep.robot_start[:2]) - np.array(fridge.center[:2])) @ front
+        assert ep.articulations["fridge"] == pytest.approx(1.2208)
+        assert out > fridge.half_size[0] + cfg.robot_radius, ep.episode_id  # in front of it

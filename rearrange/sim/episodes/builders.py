@@ -26,6 +26,7 @@ def _is_fridge(r: Receptacle) -> bool:
 
 
 def _build_pick(sc: SceneDraw, task: str) -> tuple:
+    sc.static_doors = True  # pick, place, nav: an open door stays open, it blocks its panel
     open_recs = sc.open_receptacles()
     in_fridge = task == "pick" and sc.rng.random() < sc.cfg.fridge_pick_prob
     if task == "nav" and sc.cfg.nav_fridge_prob > 0:  # no draw at 0: episodes as they were

@@ -19,7 +19,7 @@ import numpy as np
 
 from rearrange.sim.episode_types import ObjectPlacement
 from rearrange.sim.geometry import wrap_angle
-from rearrange.sim.layout_types import Articulation, Layout
+from rearrange.sim.layout_types import Articulation, Furniture, Layout
 from rearrange.sim.navmap import NavMap
 from rearrange.sim.objects import OBJECT_TYPES
 from rearrange.sim.placement.clearance import RobotClearance, arm_discs
@@ -30,6 +30,10 @@ from rearrange.sim.placement.work_poses import (
     FRIDGE_WORK_YAW_NOISE,
     articulation_work_pose,
 )
+
+DOOR_HALF_DEPTH = 0.1
+"""m: how far an open door (panel 0.05 + handle bar 0.04 + its radius) stands off the line
+through its hinge and free edge, on one side: the clearance added round that line."""
 
 
 class NoPlacement(Exception):
@@ -108,6 +112,13 @@ class RobotPlacement:
         # is, as in the sim; without it (episode generation) an open door blocks its whole
         # sweep.
         self.doors_now: Footprints | None = None
+        # Run time: each hinged door's joint position now (`placement_now`); None: open
+        # doors stand at their open angle, as the episode generator sets them.
+        self.door_angles: dict[str, float] | None = None
+        # Episode generation for a task whose doors stay as they start (pick, place, nav):
+        # an open door then blocks only where its panel stands, as at run time; otherwise
+        # (open/close tasks, HAB starts) its whole sweep, which the door will pass through.
+        self.static_doors = False
 
     def rounded(self, p) -> tuple[float, float, float]:
         d = self.cfg.decimals
@@ -124,6 +135,12 @@ class RobotPlacement:
         closed furniture), or of a door panel where it is now (`doors_now`)."""
         if self.doors_now is not None:
             return np.array([self.doors_now.distance(x, y) < margin for x, y in cells_xy], bool)
+        if self.static_doors:
+            xy = np.asarray(cells_xy, dtype=np.float64).reshape(-1, 2)
+            blocked = np.zeros(len(xy), dtype=bool)
+            for _, hinge, edge in self.open_doors():
+                blocked |= segment_distance(xy, hinge, edge) < margin + DOOR_HALF_DEPTH
+            return blocked
         blocked = np.zeros(len(cells_xy), dtype=bool)
         for art in self.layout.articulations:
             if art.kind != "hinge" or art.name not in self.open_articulations:
@@ -133,6 +150,53 @@ class RobotPlacement:
             reach = width + margin
             blocked |= (np.hypot(rel[:, 0], rel[:, 1]) < reach) & (rel @ front > -0.05)
         return blocked
+
+    def open_doors(self) -> list[tuple[Furniture, np.ndarray, np.ndarray]]:
+        """(furniture, hinge, free edge) of every open hinged door, the panel's ends in xy:
+        at its open angle, or where it is now (`door_angles`). The panel turns about the
+        hinge as the handle does (`oracle_articulated`: handle(q) = hinge +
+        rot_z(handle_closed - hinge, q - closed))."""
+        doors = []
+        for art in self.layout.articulations:
+            if art.kind != "hinge":
+                continue
+            if self.door_angles is not None:
+                q = self.door_angles.get(art.name, art.closed)
+            elif art.name in self.open_articulations:
+                q = art.open
+            else:
+                continue
+            if abs(q - art.closed) < 1e-3:
+                continue
+            furniture = self.layout.furniture_named(art.furniture)
+            hinge, front, width = _door_geometry(self.layout, art)
+            side = np.array([-front[1], front[0]])
+            to_handle = np.array(art.handle_closed_pos[:2]) - np.array(furniture.center)
+            closed = math.copysign(1.0, float(to_handle @ side))
+            c, s = math.cos(q - art.closed), math.sin(q - art.closed)
+            d = closed * np.array([c * side[0] - s * side[1], s * side[0] + c * side[1]])
+            doors.append((furniture, hinge, hinge + width * d))
+        return doors
+
+    def reach_blocked(self, cells_xy: np.ndarray, target_xy) -> np.ndarray:
+        """Cells from which the arm cannot reach the target straight through an open door:
+        the line to it crosses the door's panel (standing behind the door), or the target
+        is inside the furniture and the line does not enter by its open front (standing
+        beside it, the arm would have to wrap round the side wall and the door's free
+        edge: for the fridge at 70 deg a 2.1-2.5 m way round, against the arm's ~1 m)."""
+        xy = np.asarray(cells_xy, dtype=np.float64).reshape(-1, 2)
+        out = np.zeros(len(xy), dtype=bool)
+        t = np.asarray(target_xy, dtype=np.float64)[:2]
+        for f, hinge, edge in self.open_doors():
+            out |= segments_cross(xy, t, hinge, edge)
+            front = np.array([math.cos(f.front_yaw), math.sin(f.front_yaw)])
+            side = np.array([-front[1], front[0]])
+            rel = t - np.array(f.center[:2])
+            if abs(rel @ front) <= f.half_size[0] and abs(rel @ side) <= f.half_size[1]:
+                face = np.array(f.center[:2]) + f.half_size[0] * front
+                left, right = face + f.half_size[1] * side, face - f.half_size[1] * side
+                out |= ~segments_cross(xy, t, left, right)
+        return out
 
     def cells_xy(self, cells: np.ndarray) -> np.ndarray:
         res, (x0, y0) = self.navmap.resolution, self.navmap.origin
@@ -262,6 +326,7 @@ class RobotPlacement:
         d = np.hypot(xy[:, 0] - tx, xy[:, 1] - ty)
         xy = xy[(d <= hi + self.cfg.shoulder_x) & (d >= lo - self.cfg.shoulder_x)]
         xy = xy[~self._blocked_by_door(xy, self.navmap.robot_radius + 0.05)]
+        xy = xy[~self.reach_blocked(xy, (tx, ty))]
         for i in self.rng.permutation(len(xy))[:60]:
             x, y = (float(v) for v in xy[i])
             pose = self._free_pose(x, y, math.atan2(ty - y, tx - x), noise)
@@ -321,6 +386,30 @@ class RobotPlacement:
                     return pose
         # Blocked (furniture squeezed into a corner): any close spawn facing the handle.
         return self.spawn_close(handle[:2], self.front_yaw(art.furniture))
+
+
+def _cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """z of (a - o) x (b - o), row-wise over whichever of o, a, b has rows."""
+    return (a[..., 0] - o[..., 0]) * (b[..., 1] - o[..., 1]) - (a[..., 1] - o[..., 1]) * (
+        b[..., 0] - o[..., 0]
+    )
+
+
+def segment_distance(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """[N] distance from each point to the segment a -> b (2-D)."""
+    p, a, b = (np.asarray(v, np.float64) for v in (points, a, b))
+    ab = b - a
+    t = np.clip(((p - a) @ ab) / max(float(ab @ ab), 1e-12), 0.0, 1.0)
+    return np.hypot(*(p - (a + t[:, None] * ab)).T)
+
+
+def segments_cross(points: np.ndarray, target: np.ndarray, a: np.ndarray, b: np.ndarray):
+    """[N] bool: segment points[i] -> target properly crosses segment a -> b (2-D)."""
+    p, t = np.asarray(points, np.float64), np.asarray(target, np.float64)
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    d1, d2 = _cross(p, t, a), _cross(p, t, b)  # a, b on either side of the line p-t
+    d3, d4 = _cross(a, b, p), _cross(a, b, t)  # p, t on either side of the line a-b
+    return (d1 * d2 < 0) & (d3 * d4 < 0)
 
 
 def _door_geometry(layout: Layout, art: Articulation) -> tuple[np.ndarray, np.ndarray, float]:

@@ -69,6 +69,9 @@ def placement_now(sim, held: int | None = None, force_open: tuple[str, ...] = ()
     sc.open_articulations = _open_articulations(sim, force_open)
     if not force_open:  # doors as they are now (a forced-open drawer is not out yet)
         sc.doors_now = sim.door_footprints()
+        sc.door_angles = {
+            a.name: float(sim.articulation_pos(a.name)) for a in sim.layout.articulations
+        }
     return sc
 
 
@@ -118,6 +121,7 @@ def ready_pose(
             ty - (xy[:, 1] + PLACEMENT.shoulder_x * np.sin(yaw)),
         )
         ok = (reach >= PLACEMENT.reach_min) & (reach <= hi)
+        ok &= ~sc.reach_blocked(xy, (tx, ty))  # not behind or beside an open door
         drive = _grid_lookup(sc.navmap, dist_grid, xy)
         ok &= np.isfinite(drive)
         score = np.abs(reach - comfort) + DRIVE_WEIGHT * np.where(ok, drive, 0.0)
