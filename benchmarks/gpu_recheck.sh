@@ -7,15 +7,8 @@
 set -u
 OUT=${1:-gpu_out}
 mkdir -p "$OUT"
-part() {  # part NAME CAP_SECONDS COMMAND...
-  local name=$1 cap=$2
-  shift 2
-  echo "=== $name (cap ${cap}s) $(date +%T)"
-  timeout -k 5 "$cap" "$@" >"$OUT/$name.log" 2>&1
-  local rc=$?
-  tr '\r' '\n' <"$OUT/$name.log" | grep -av '^\s*$' | tail -n 14
-  echo "=== $name rc=$rc $(date +%T)"
-}
+PART_TAIL=14
+source "$(dirname "$0")/gpu_part.sh"
 CEIL=(python3 -m benchmarks.trainer_ceiling --device cuda --systems ver --updates 4 --baseline-src .base)
 part ceiling_pick 110 "${CEIL[@]}" --workloads task/depth --repeats 1 --learner-variants bf16
 part ceiling_zero 80 "${CEIL[@]}" --workloads zero/depth --repeats 2

@@ -18,15 +18,7 @@ if [ "${SMOKE:-0}" = 1 ]; then
   CEIL=(--repeats 1 --updates 2 --num-envs 2 --rollout-steps 8 --depth-size 32 --rnn-hidden 32)
 fi
 
-part() {  # part NAME CAP_SECONDS COMMAND...
-  local name=$1 cap=$2
-  shift 2
-  echo "=== $name (cap ${cap}s) $(date +%T)"
-  timeout -k 5 "$cap" "$@" >"$OUT/$name.log" 2>&1
-  local rc=$?
-  tr '\r' '\n' <"$OUT/$name.log" | grep -av '^\s*$' | tail -n 25
-  echo "=== $name rc=$rc $(date +%T)"
-}
+source "$(dirname "$0")/gpu_part.sh"
 
 {
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv 2>/dev/null || true
