@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from sim_helpers import episode_at
 
+from rearrange.sim.geometry import segments_cross
 from rearrange.sim.placement import stand_poses
-from rearrange.sim.placement.spawns import segments_cross
 
 OPEN = 1.2208  # the fridge's open angle (rad)
 

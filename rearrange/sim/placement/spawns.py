@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rearrange.sim.episode_types import ObjectPlacement
-from rearrange.sim.geometry import wrap_angle
+from rearrange.sim.geometry import rot_z, segment_distance, segments_cross, wrap_angle
 from rearrange.sim.layout_types import Articulation, Furniture, Layout
 from rearrange.sim.navmap import NavMap
 from rearrange.sim.objects import OBJECT_TYPES
@@ -169,13 +169,11 @@ class RobotPlacement:
             if abs(q - art.closed) < 1e-3:
                 continue
             furniture = self.layout.furniture_named(art.furniture)
-            hinge, front, width = _door_geometry(self.layout, art)
-            side = np.array([-front[1], front[0]])
-            to_handle = np.array(art.handle_closed_pos[:2]) - np.array(furniture.center)
-            closed = math.copysign(1.0, float(to_handle @ side))
-            c, s = math.cos(q - art.closed), math.sin(q - art.closed)
-            d = closed * np.array([c * side[0] - s * side[1], s * side[0] + c * side[1]])
-            doors.append((furniture, hinge, hinge + width * d))
+            hinge, front, _ = _door_geometry(self.layout, art)
+            # the closed panel runs from the hinge across the front face, through its middle
+            middle = np.array(furniture.center[:2]) + furniture.half_size[0] * front
+            closed = 2.0 * (middle - hinge)  # hinge -> free edge, a door width long
+            doors.append((furniture, hinge, hinge + rot_z(closed, q - art.closed)))
         return doors
 
     def reach_blocked(self, cells_xy: np.ndarray, target_xy) -> np.ndarray:
@@ -386,30 +384,6 @@ class RobotPlacement:
                     return pose
         # Blocked (furniture squeezed into a corner): any close spawn facing the handle.
         return self.spawn_close(handle[:2], self.front_yaw(art.furniture))
-
-
-def _cross(o: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """z of (a - o) x (b - o), row-wise over whichever of o, a, b has rows."""
-    return (a[..., 0] - o[..., 0]) * (b[..., 1] - o[..., 1]) - (a[..., 1] - o[..., 1]) * (
-        b[..., 0] - o[..., 0]
-    )
-
-
-def segment_distance(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """[N] distance from each point to the segment a -> b (2-D)."""
-    p, a, b = (np.asarray(v, np.float64) for v in (points, a, b))
-    ab = b - a
-    t = np.clip(((p - a) @ ab) / max(float(ab @ ab), 1e-12), 0.0, 1.0)
-    return np.hypot(*(p - (a + t[:, None] * ab)).T)
-
-
-def segments_cross(points: np.ndarray, target: np.ndarray, a: np.ndarray, b: np.ndarray):
-    """[N] bool: segment points[i] -> target properly crosses segment a -> b (2-D)."""
-    p, t = np.asarray(points, np.float64), np.asarray(target, np.float64)
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    d1, d2 = _cross(p, t, a), _cross(p, t, b)  # a, b on either side of the line p-t
-    d3, d4 = _cross(a, b, p), _cross(a, b, t)  # p, t on either side of the line a-b
-    return (d1 * d2 < 0) & (d3 * d4 < 0)
 
 
 def _door_geometry(layout: Layout, art: Articulation) -> tuple[np.ndarray, np.ndarray, float]:
