@@ -54,6 +54,15 @@ class SimConfig:
     link deeper than `block_depth` into them (and deeper than it already is) is cut short at
     the last free fraction of the move (docs/DESIGN.md §3). False: the robot passes through
     and only its penetration is reported by `contact_force()` (the world before issue 27)."""
+    robot_slide: bool = True
+    """When what the base carries (the arm, a held object) stops a base move before it
+    starts, move the first part of it that is free: the turn alone, the translation alone,
+    then its x-only and y-only parts. The base disc's own contacts slide by `base_slide`;
+    without this, a deterministic policy that drives and turns with its arm against a wall
+    repeats the same blocked action every step for the rest of its leg (HAB tidy_house,
+    learned nav: 9 of 121 legs frozen from step ~50 to their 500-step limit;
+    docs/DESIGN.md §3). Only wholly blocked steps change; the parts are checked like any
+    move, so nothing ends deeper than `block_depth`."""
     block_depth: float = 0.01
     """Deepest robot-vs-static overlap (m) a step may end in: contact, not penetration. Half
     of the 2 cm the physical-honesty target allows, so a step's cut is never the one that

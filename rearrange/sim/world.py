@@ -357,10 +357,35 @@ class RearrangeSim:
                 self._start_depth, self._entry_depth = fresh, fresh[0]
                 return self._free_goal(arm_start, base_start, base_goal)
         self.blocked_steps += 1
+        if lo == 0.0 and base_move.any() and self.config.robot_slide:
+            part = self._free_base_part(arm_start, base_start, base_move, cap)
+            if part is not None:
+                self.arm_target = arm_start.copy()
+                self._end_depth = part[1]
+                self._note_depth(part[1][0])
+                return part[0]
         self.arm_target = arm_start + lo * arm_move
         self._end_depth = lo_depth
         self._note_depth(lo_depth[0])
         return base_start + lo * base_move
+
+    def _free_base_part(self, arm_start, base_start, base_move, cap):
+        """A base move the whole robot could not start (what it carries, the arm or a held
+        object, is against something): its first part that is free with the arm where it is,
+        of the turn alone, the translation alone, then its x-only and y-only parts
+        (`SimConfig.robot_slide`). (base goal, its depths), or None."""
+        dx, dy, dyaw = (float(v) for v in base_move)
+        doors = self.door_footprints()
+        for part in ((0.0, 0.0, dyaw), (dx, dy, 0.0), (dx, 0.0, 0.0), (0.0, dy, 0.0)):
+            if not any(part):
+                continue
+            goal = base_start + np.asarray(part)
+            if (part[0] or part[1]) and self._blocked(goal[0], goal[1], base_start, doors):
+                continue
+            depth = self._depth_at(arm_start, goal)
+            if depth[0] <= cap:
+                return goal, depth
+        return None
 
     def _depth_cap(self) -> float:
         """Deepest overlap a step may end in: `block_depth`; from a pose placed inside the
