@@ -75,7 +75,9 @@ class Actor:
                 last = time.monotonic()
             elif time.monotonic() - last > self.worker_timeout_s:
                 raise EnvWorkerError(
-                    f"envs {sorted(pending)} returned no step for {self.worker_timeout_s:.0f} s"
+                    f"envs {sorted(pending)} returned no step for {self.worker_timeout_s:.0f} s "
+                    "(a worker alive but stuck, or starved of CPU by other processes: check the "
+                    "env's step(), or raise run.worker_timeout_s and continue with --resume)"
                 )
             self.pool.check_alive()
         return episodes

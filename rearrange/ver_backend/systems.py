@@ -202,9 +202,13 @@ class Collector:
 
     def _raise_stuck(self) -> None:
         self.pool.check_alive()
+        # Every env neither ready nor parked owes a result: a step in flight, or its first
+        # observation while its worker starts.
+        owing = sorted(set(range(self.storage.num_envs)) - set(self.ready) - self.parked)
         raise EnvWorkerError(
-            f"envs {sorted(self.busy)} returned no step for {self.worker_timeout_s:.0f} s "
-            "(worker alive but stuck): check the env's step()"
+            f"envs {owing} returned no step for {self.worker_timeout_s:.0f} s "
+            "(a worker alive but stuck, or starved of CPU by other processes: check the env's "
+            "step(), or raise run.worker_timeout_s and continue with --resume)"
         )
 
     # ------------------------------------------------------------------ multi-rank

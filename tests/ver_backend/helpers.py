@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import torch
 
 from rearrange.runtime.env_worker import make_env_pool
@@ -47,6 +49,29 @@ class FailingEnvFactory:
                 count[0] += 1
                 if count[0] >= self.fail_at:
                     raise ValueError("simulator exploded")
+                return original(action)
+
+            env.step = step
+        return env
+
+
+class HangingEnvFactory:
+    """Synthetic envs; env `bad_index` sleeps `hang_s` in its `hang_at`-th step (a worker
+    alive but stuck; picklable for spawn)."""
+
+    def __init__(self, num_envs: int, bad_index: int, hang_at: int = 3, hang_s: float = 30.0):
+        self.inner = SyntheticEnvFactory(SyntheticEnvConfig(), num_envs)
+        self.bad_index, self.hang_at, self.hang_s = bad_index, hang_at, hang_s
+
+    def __call__(self, index: int):
+        env = self.inner(index)
+        if index == self.bad_index:
+            original, count = env.step, [0]
+
+            def step(action):
+                count[0] += 1
+                if count[0] == self.hang_at:
+                    time.sleep(self.hang_s)
                 return original(action)
 
             env.step = step

@@ -6,7 +6,7 @@ from rearrange.runtime.env_worker import EnvWorkerError, make_env_pool
 from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker
 from rearrange.ver_backend.rollout_storage import RolloutStorage
 from rearrange.ver_backend.systems import Collector
-from ver_backend.helpers import FailingEnvFactory, build_collector
+from ver_backend.helpers import FailingEnvFactory, HangingEnvFactory, build_collector
 from ver_backend.tiny_policy import TinyPolicy
 
 
@@ -41,5 +41,28 @@ def test_env_exception_is_reported_with_index_and_message(serial):
             for update in range(20):
                 collector.collect(update)
                 storage.start_next_rollout()
+    finally:
+        pool.close()
+
+
+def test_a_stuck_worker_is_reported_with_the_fix_after_the_timeout():
+    # lock-step (ddppo): 20 steps per env and rollout, so env 1's 25th step, which hangs,
+    # comes in the second rollout, after the workers have started under a generous timeout
+    factory = HangingEnvFactory(num_envs=2, bad_index=1, hang_at=25, hang_s=30.0)
+    pool = make_env_pool(factory, 2, [0, 1], serial=False)
+    try:
+        env = factory(0)
+        policy = TinyPolicy(env.observation_space, env.action_space)
+        storage = RolloutStorage(2, 20, env.observation_space, env.action_space, 1, 2)
+        collector = Collector(
+            pool, storage, InferenceWorker(policy, storage, pool.buffers), "ddppo",
+            DynamicBatcher(1, 2, True), worker_timeout_s=120.0,
+        )  # fmt: skip
+        collector.collect(0)
+        storage.start_next_rollout()
+        collector.worker_timeout_s = 1.0
+        with pytest.raises(EnvWorkerError, match=r"envs \[1\] returned no step for 1 s") as err:
+            collector.collect(1)
+        assert "raise run.worker_timeout_s and continue with --resume" in str(err.value)
     finally:
         pool.close()
