@@ -75,7 +75,7 @@ def test_sim_and_episode_options_moved_under_the_task():
 def test_base_movement_is_the_tasks_and_sets_its_schedule():
     flag = compose_train_config("open_cab", ["+algo=pql", "task.base_movement=true"])
     assert flag.task.base_movement and flag.task.max_episode_steps == 300  # 200 + base moves
-    assert flag.run.total_steps == 150_000  # open_cab.yaml's cpu_schedule.total_steps_bm
+    assert flag.run.total_steps == 300_000  # open_cab.yaml's cpu_schedule.total_steps_bm
 
 
 @pytest.mark.parametrize(
