@@ -327,3 +327,35 @@ def test_fridge_picks_start_in_front_of_the_opening():
         out = (np.array(ep.robot_start[:2]) - np.array(fridge.center[:2])) @ front
         assert ep.articulations["fridge"] == pytest.approx(1.2208)
         assert out > fridge.half_size[0] + cfg.robot_radius, ep.episode_id  # in front of it
+
+
+def test_drawer_picks_take_the_target_from_an_open_drawer_in_front_of_its_cabinet():
+    from rearrange.sim.episodes import EpisodeGenConfig
+
+    cfg = EpisodeGenConfig(drawer_pick_prob=1.0, fridge_pick_prob=0.0)
+    for ep in generate_episodes("pick", "val", 6, 0, layout_fn=fixture_layout, config=cfg):
+        layout = fixture_layout(ep.scene_seed, "val")
+        rec = layout.receptacle(ep.objects[ep.targets[0].obj_index].receptacle)
+        assert rec.container is not None and rec.container.startswith("drawer"), ep.episode_id
+        art = next(a for a in layout.articulations if a.name == rec.container)
+        assert ep.articulations[art.name] == pytest.approx(art.open)  # pulled out
+        cab = layout.furniture_named(art.furniture)
+        front = np.array([math.cos(cab.front_yaw), math.sin(cab.front_yaw)])
+        # the object rode out with the drawer: beyond the cabinet's front, on the open
+        # drawer's floor (the receptacle box is the closed drawer's, art.open behind)
+        obj = np.array(ep.objects[ep.targets[0].obj_index].pos)
+        closed = (obj[:2] - np.array(rec.surface.center[:2])) @ front
+        assert closed == pytest.approx(art.open - art.closed, abs=rec.surface.half_size[0])
+        assert (obj[:2] - np.array(cab.center[:2])) @ front > cab.half_size[0] - 0.1
+        out = (np.array(ep.robot_start[:2]) - np.array(cab.center[:2])) @ front
+        assert out >= cab.half_size[0] + cfg.robot_radius - 1e-6, ep.episode_id  # in front
+
+
+def test_drawer_pick_prob_zero_leaves_the_episodes_as_they_were():
+    from rearrange.sim.episodes import EpisodeGenConfig
+
+    base = generate_episodes("pick", "val", 4, 0, layout_fn=fixture_layout)
+    zero = generate_episodes(
+        "pick", "val", 4, 0, layout_fn=fixture_layout, config=EpisodeGenConfig(drawer_pick_prob=0.0)
+    )
+    assert base == zero

@@ -7,6 +7,7 @@ conventions in `rearrange.sim.episodes`. A skill's builder is the one its defini
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping
 
 from rearrange.sim.episodes.arm_starts import arm_start, pick_end
@@ -31,12 +32,20 @@ def _build_pick(sc: SceneDraw, task: str) -> tuple:
     in_fridge = task == "pick" and sc.rng.random() < sc.cfg.fridge_pick_prob
     if task == "nav" and sc.cfg.nav_fridge_prob > 0:  # no draw at 0: episodes as they were
         in_fridge = sc.rng.random() < sc.cfg.nav_fridge_prob
-    if in_fridge:
-        src = sc.pick_receptacle(sc.receptacles(_is_fridge))
+    in_drawer = (  # no draw at 0: episodes as they were
+        task == "pick"
+        and not in_fridge
+        and sc.cfg.drawer_pick_prob > 0
+        and sc.rng.random() < sc.cfg.drawer_pick_prob
+    )
+    if in_fridge or in_drawer:
+        src = sc.pick_receptacle(sc.receptacles(_is_fridge if in_fridge else _is_drawer))
         sc.open_articulations.add(src.container)
     else:
         src = sc.pick_receptacle(open_recs)
     idx = sc.add_object(sc.random_type(), src)
+    if in_drawer:  # the receptacle is the closed drawer's floor: ride out with the drawer
+        _pull_out(sc, idx, src)
     extras: dict = {}
     if task == "nav" and sc.cfg.nav_hold_prob > 0 and sc.rng.random() < sc.cfg.nav_hold_prob:
         # carrying another object at the carry pose, as a HAB nav leg to a place goal does
@@ -88,6 +97,17 @@ def _build_pick(sc: SceneDraw, task: str) -> tuple:
         start = _nav_start(sc, goal, idx)
         extras["nav_goal"] = list(goal)
     return start, [target], extras
+
+
+def _pull_out(sc: SceneDraw, idx: int, drawer_rec: Receptacle) -> None:
+    """Move object `idx`, placed on a drawer's floor where the drawer is closed, out with
+    the drawer to its open position (receptacle boxes are at the closed joint value)."""
+    art = next(a for a in sc.layout.articulations if a.name == drawer_rec.container)
+    yaw = sc.layout.furniture_named(art.furniture).front_yaw
+    travel = art.open - art.closed
+    o = sc.objects[idx]
+    x, y, z = o.pos
+    o.pos = (x + travel * math.cos(yaw), y + travel * math.sin(yaw), z)
 
 
 NAV_STAND_START_TRIES = 5  # other objects tried for a stand start before "anywhere"
