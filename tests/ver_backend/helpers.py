@@ -33,46 +33,50 @@ def build_collector(system="ver", num_envs=3, rollout_steps=5, serial=True, env_
     return collector, pool, storage
 
 
-class FailingEnvFactory:
-    """Synthetic envs; env `bad_index` raises on its `fail_at`-th step (picklable for spawn)."""
+class MisbehavingEnvFactory:
+    """Synthetic envs; env `bad_index` calls `misbehave(n)` before each of its steps (n from
+    1); picklable for spawn."""
+
+    def __init__(self, num_envs: int, bad_index: int):
+        self.inner = SyntheticEnvFactory(SyntheticEnvConfig(), num_envs)
+        self.bad_index = bad_index
+
+    def misbehave(self, n: int) -> None:
+        raise NotImplementedError
+
+    def __call__(self, index: int):
+        env = self.inner(index)
+        if index == self.bad_index:
+            original, count = env.step, [0]
+
+            def step(action):
+                count[0] += 1
+                self.misbehave(count[0])
+                return original(action)
+
+            env.step = step
+        return env
+
+
+class FailingEnvFactory(MisbehavingEnvFactory):
+    """Env `bad_index` raises on its `fail_at`-th step."""
 
     def __init__(self, num_envs: int, bad_index: int, fail_at: int = 3):
-        self.inner = SyntheticEnvFactory(SyntheticEnvConfig(), num_envs)
-        self.bad_index, self.fail_at = bad_index, fail_at
+        super().__init__(num_envs, bad_index)
+        self.fail_at = fail_at
 
-    def __call__(self, index: int):
-        env = self.inner(index)
-        if index == self.bad_index:
-            original, count = env.step, [0]
-
-            def step(action):
-                count[0] += 1
-                if count[0] >= self.fail_at:
-                    raise ValueError("simulator exploded")
-                return original(action)
-
-            env.step = step
-        return env
+    def misbehave(self, n: int) -> None:
+        if n >= self.fail_at:
+            raise ValueError("simulator exploded")
 
 
-class HangingEnvFactory:
-    """Synthetic envs; env `bad_index` sleeps `hang_s` in its `hang_at`-th step (a worker
-    alive but stuck; picklable for spawn)."""
+class HangingEnvFactory(MisbehavingEnvFactory):
+    """Env `bad_index` sleeps `hang_s` in its `hang_at`-th step (a worker alive but stuck)."""
 
     def __init__(self, num_envs: int, bad_index: int, hang_at: int = 3, hang_s: float = 30.0):
-        self.inner = SyntheticEnvFactory(SyntheticEnvConfig(), num_envs)
-        self.bad_index, self.hang_at, self.hang_s = bad_index, hang_at, hang_s
+        super().__init__(num_envs, bad_index)
+        self.hang_at, self.hang_s = hang_at, hang_s
 
-    def __call__(self, index: int):
-        env = self.inner(index)
-        if index == self.bad_index:
-            original, count = env.step, [0]
-
-            def step(action):
-                count[0] += 1
-                if count[0] == self.hang_at:
-                    time.sleep(self.hang_s)
-                return original(action)
-
-            env.step = step
-        return env
+    def misbehave(self, n: int) -> None:
+        if n == self.hang_at:
+            time.sleep(self.hang_s)

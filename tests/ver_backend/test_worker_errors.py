@@ -22,18 +22,23 @@ def test_killed_worker_is_reported_with_its_index():
         pool.close()
 
 
+def _two_envs(factory, serial: bool, system: str, rollout_steps: int, timeout_s: float = 120.0):
+    """(pool, storage, collector) over `factory`'s envs 0 and 1, a tiny policy acting."""
+    pool = make_env_pool(factory, 2, [0, 1], serial=serial)
+    env = factory(0)
+    policy = TinyPolicy(env.observation_space, env.action_space)
+    storage = RolloutStorage(2, rollout_steps, env.observation_space, env.action_space, 1, 2)
+    collector = Collector(
+        pool, storage, InferenceWorker(policy, storage, pool.buffers), system,
+        DynamicBatcher(1, 2, system == "ddppo"), worker_timeout_s=timeout_s,
+    )  # fmt: skip
+    return pool, storage, collector
+
+
 @pytest.mark.parametrize("serial", [True, False])
 def test_env_exception_is_reported_with_index_and_message(serial):
-    factory = FailingEnvFactory(num_envs=2, bad_index=1)
-    pool = make_env_pool(factory, 2, [0, 1], serial=serial)
+    pool, storage, collector = _two_envs(FailingEnvFactory(2, bad_index=1), serial, "ver", 100)
     try:
-        env = factory(0)
-        policy = TinyPolicy(env.observation_space, env.action_space)
-        storage = RolloutStorage(2, 100, env.observation_space, env.action_space, 1, 2)
-        collector = Collector(
-            pool, storage, InferenceWorker(policy, storage, pool.buffers), "ver",
-            DynamicBatcher(1, 2),
-        )  # fmt: skip
         # VER's variable rollout may fill the first rollout from env 0 alone while env 1's
         # process is still starting (2-core CI), so keep collecting: env 1 fails on its 3rd
         # step, and the error must name it whenever that comes.
@@ -48,16 +53,9 @@ def test_env_exception_is_reported_with_index_and_message(serial):
 def test_a_stuck_worker_is_reported_with_the_fix_after_the_timeout():
     # lock-step (ddppo): 20 steps per env and rollout, so env 1's 25th step, which hangs,
     # comes in the second rollout, after the workers have started under a generous timeout
-    factory = HangingEnvFactory(num_envs=2, bad_index=1, hang_at=25, hang_s=30.0)
-    pool = make_env_pool(factory, 2, [0, 1], serial=False)
+    factory = HangingEnvFactory(2, bad_index=1, hang_at=25, hang_s=30.0)
+    pool, storage, collector = _two_envs(factory, False, "ddppo", 20)
     try:
-        env = factory(0)
-        policy = TinyPolicy(env.observation_space, env.action_space)
-        storage = RolloutStorage(2, 20, env.observation_space, env.action_space, 1, 2)
-        collector = Collector(
-            pool, storage, InferenceWorker(policy, storage, pool.buffers), "ddppo",
-            DynamicBatcher(1, 2, True), worker_timeout_s=120.0,
-        )  # fmt: skip
         collector.collect(0)
         storage.start_next_rollout()
         collector.worker_timeout_s = 1.0
