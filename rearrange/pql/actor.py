@@ -74,10 +74,13 @@ class Actor:
             if results:
                 last = time.monotonic()
             elif time.monotonic() - last > self.worker_timeout_s:
+                dumped = getattr(self.pool, "dump_stacks", lambda ids: False)(sorted(pending))
+                stacks = "their Python stacks are on stderr above; " if dumped else ""
                 raise EnvWorkerError(
                     f"envs {sorted(pending)} returned no step for {self.worker_timeout_s:.0f} s "
-                    "(a worker alive but stuck, or starved of CPU by other processes: check the "
-                    "env's step(), or raise run.worker_timeout_s and continue with --resume)"
+                    f"({stacks}a worker alive but stuck, or starved of CPU by other processes: "
+                    "check the env's step(), or raise run.worker_timeout_s and continue with "
+                    "--resume)"
                 )
             self.pool.check_alive()
         return episodes

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import faulthandler
 import math
 import multiprocessing as mp
 import os
@@ -184,6 +185,8 @@ def worker_main(
     """Entry point of env worker `index` (runs in its own process)."""
     # Ctrl-C goes to the whole process group: let the main process shut workers down cleanly.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "SIGUSR1"):  # the pool asks a stuck worker for its stack (dump_stacks)
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     _set_low_priority(nice)
     buffers, env = None, None
     try:
@@ -321,6 +324,17 @@ class ProcessEnvPool:
                 if self._conns[i].poll():
                     self._receive(i)  # raises with the worker's exception if it sent one
                 self._raise_dead(i)
+
+    def dump_stacks(self, ids, wait_s: float = 0.5) -> bool:
+        """Have workers `ids` print their Python stacks to stderr (a stuck one shows where it
+        is); True if asked (POSIX only)."""
+        if not hasattr(signal, "SIGUSR1"):
+            return False
+        for i in ids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._procs[i].pid, signal.SIGUSR1)
+        time.sleep(wait_s)
+        return True
 
     def kill_worker(self, i: int) -> None:
         """Hard-kill one worker (tests of the dead-worker path)."""

@@ -205,9 +205,11 @@ class Collector:
         # Every env neither ready nor parked owes a result: a step in flight, or its first
         # observation while its worker starts.
         owing = sorted(set(range(self.storage.num_envs)) - set(self.ready) - self.parked)
+        dumped = getattr(self.pool, "dump_stacks", lambda ids: False)(owing)
+        stacks = "their Python stacks are on stderr above; " if dumped else ""
         raise EnvWorkerError(
-            f"envs {owing} returned no step for {self.worker_timeout_s:.0f} s "
-            "(a worker alive but stuck, or starved of CPU by other processes: check the env's "
+            f"envs {owing} returned no step for {self.worker_timeout_s:.0f} s ({stacks}"
+            "a worker alive but stuck, or starved of CPU by other processes: check the env's "
             "step(), or raise run.worker_timeout_s and continue with --resume)"
         )
 

@@ -50,7 +50,7 @@ def test_env_exception_is_reported_with_index_and_message(serial):
         pool.close()
 
 
-def test_a_stuck_worker_is_reported_with_the_fix_after_the_timeout():
+def test_a_stuck_worker_is_reported_with_its_stack_and_the_fix_after_the_timeout(capfd):
     # lock-step (ddppo): 20 steps per env and rollout, so env 1's 25th step, which hangs,
     # comes in the second rollout, after the workers have started under a generous timeout
     factory = HangingEnvFactory(2, bad_index=1, hang_at=25, hang_s=30.0)
@@ -62,5 +62,8 @@ def test_a_stuck_worker_is_reported_with_the_fix_after_the_timeout():
         with pytest.raises(EnvWorkerError, match=r"envs \[1\] returned no step for 1 s") as err:
             collector.collect(1)
         assert "raise run.worker_timeout_s and continue with --resume" in str(err.value)
+        assert "their Python stacks are on stderr above" in str(err.value)
+        # the stuck worker printed where it was: in the hanging factory's sleep
+        assert "in misbehave" in capfd.readouterr().err
     finally:
         pool.close()
