@@ -4,9 +4,9 @@ configurations" table says, so that the report says it too.
 `python -m rearrange.eval tidy_house --no-nav` completes ~0 % of episodes with the shipped
 checkpoints; the report's note says so, so that a user can tell a known limitation from a
 broken install. The figures are the full-task success on 50 val episodes (seed 0,
-benchmarks/RESULTS.md, "Physical honesty", the weak configurations of 2026-11-26, learned_bm re-measured with the retrained
-base-moving open/close skills); keep this
-table and the README's in step. Configurations are named as in `benchmarks.hab_learned`.
+benchmarks/RESULTS.md, "Physical honesty", the weak configurations of 2026-11-26;
+learned_bm re-measured with the retrained base-moving open/close skills); keep this table
+and the README's in step. Configurations are named as in `benchmarks.hab_learned`.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from rearrange.pql.networks import RunningMeanStd
 from rearrange.pql.param_sync import VectorSlot, pull
 from rearrange.pql.policy import PQLActorPolicy, flatten_obs
 from rearrange.pql.replay import ReplayBuffer, TransitionRows
-from rearrange.runtime.env_worker import EnvWorkerError
+from rearrange.runtime.env_worker import stuck_error
 
 
 class Actor:
@@ -74,14 +74,7 @@ class Actor:
             if results:
                 last = time.monotonic()
             elif time.monotonic() - last > self.worker_timeout_s:
-                dumped = getattr(self.pool, "dump_stacks", lambda ids: False)(sorted(pending))
-                stacks = "their Python stacks are on stderr above; " if dumped else ""
-                raise EnvWorkerError(
-                    f"envs {sorted(pending)} returned no step for {self.worker_timeout_s:.0f} s "
-                    f"({stacks}a worker alive but stuck, or starved of CPU by other processes: "
-                    "check the env's step(), or raise run.worker_timeout_s and continue with "
-                    "--resume)"
-                )
+                raise stuck_error(self.pool, sorted(pending), self.worker_timeout_s)
             self.pool.check_alive()
         return episodes
 

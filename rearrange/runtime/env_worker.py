@@ -356,6 +356,17 @@ class ProcessEnvPool:
         self.buffers.close()
 
 
+def stuck_error(pool, env_ids: Sequence[int], timeout_s: float) -> EnvWorkerError:
+    """The error for envs `env_ids` that returned no step for `timeout_s`: their workers'
+    stacks first go to stderr (`dump_stacks`), so the message can point at them."""
+    stacks = "their Python stacks are on stderr above; " if pool.dump_stacks(env_ids) else ""
+    return EnvWorkerError(
+        f"envs {sorted(env_ids)} returned no step for {timeout_s:.0f} s ({stacks}"
+        "a worker alive but stuck, or starved of CPU by other processes: check the env's "
+        "step(), or raise run.worker_timeout_s and continue with --resume)"
+    )
+
+
 class SerialEnvPool:
     """The same interface, envs stepped in-process when `step` is called."""
 
@@ -385,6 +396,10 @@ class SerialEnvPool:
     def step(self, env_ids: Sequence[int]) -> None:
         for i in env_ids:
             self._results.append(StepResult(i, self._guard(i, self._runners[i].step)))
+
+    def dump_stacks(self, ids, wait_s: float = 0.0) -> bool:
+        """No worker processes: an env stuck here is the caller's own stack."""
+        return False
 
     def poll(
         self, timeout: float, limit: int, priority: PollPriority | None = None

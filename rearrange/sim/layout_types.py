@@ -98,6 +98,12 @@ class Layout:
                 return r
         raise KeyError(f"layout {self.split}/{self.seed} has no receptacle {name!r}")
 
+    def articulation(self, name: str) -> Articulation:
+        for a in self.articulations:
+            if a.name == name:
+                return a
+        raise KeyError(f"layout {self.split}/{self.seed} has no articulation {name!r}")
+
     def furniture_named(self, name: str) -> Furniture:
         for f in self.furniture:
             if f.name == name:

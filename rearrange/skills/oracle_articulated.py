@@ -141,7 +141,7 @@ class OracleArticulation(OracleSkill):
 
     def _setup(self, sim) -> None:
         name, self._goal = articulation_goal(sim, self.name, self.target)
-        self._art = next(a for a in sim.layout.articulations if a.name == name)
+        self._art = sim.layout.articulation(name)
         self._yaw = sim.layout.furniture_named(self._art.furniture).front_yaw
         self._front = np.array([math.cos(self._yaw), math.sin(self._yaw), 0.0])
         self._left = np.array([-math.sin(self._yaw), math.cos(self._yaw), 0.0])

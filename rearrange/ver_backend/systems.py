@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from rearrange.runtime.env_worker import EnvWorkerError, StepResult
+from rearrange.runtime.env_worker import StepResult, stuck_error
 from rearrange.ver_backend.distributed import DistContext
 from rearrange.ver_backend.host_cost import HostCost
 from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker, lagging_key, now
@@ -205,13 +205,7 @@ class Collector:
         # Every env neither ready nor parked owes a result: a step in flight, or its first
         # observation while its worker starts.
         owing = sorted(set(range(self.storage.num_envs)) - set(self.ready) - self.parked)
-        dumped = getattr(self.pool, "dump_stacks", lambda ids: False)(owing)
-        stacks = "their Python stacks are on stderr above; " if dumped else ""
-        raise EnvWorkerError(
-            f"envs {owing} returned no step for {self.worker_timeout_s:.0f} s ({stacks}"
-            "a worker alive but stuck, or starved of CPU by other processes: check the env's "
-            "step(), or raise run.worker_timeout_s and continue with --resume)"
-        )
+        raise stuck_error(self.pool, owing, self.worker_timeout_s)
 
     # ------------------------------------------------------------------ multi-rank
     def _preempt(self, rollout_index: int) -> bool:

@@ -70,3 +70,11 @@ def test_bad_split_and_seed_raise_clear_errors():
         generate_layout(0, "test")
     with pytest.raises(ValueError, match="non-negative"):
         generate_layout(-1, "train")
+
+
+def test_articulation_lookup_by_name_and_unknown_name_error():
+    layout = generate_layout(0, "train")
+    for art in layout.articulations:
+        assert layout.articulation(art.name) is art
+    with pytest.raises(KeyError, match=r"layout train/0 has no articulation 'drawer_9'"):
+        layout.articulation("drawer_9")

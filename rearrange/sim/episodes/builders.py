@@ -102,7 +102,7 @@ def _build_pick(sc: SceneDraw, task: str) -> tuple:
 def _pull_out(sc: SceneDraw, idx: int, drawer_rec: Receptacle) -> None:
     """Move object `idx`, placed on a drawer's floor where the drawer is closed, out with
     the drawer to its open position (receptacle boxes are at the closed joint value)."""
-    art = next(a for a in sc.layout.articulations if a.name == drawer_rec.container)
+    art = sc.layout.articulation(drawer_rec.container)
     yaw = sc.layout.furniture_named(art.furniture).front_yaw
     travel = art.open - art.closed
     o = sc.objects[idx]
