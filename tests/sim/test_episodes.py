@@ -359,3 +359,51 @@ def test_drawer_pick_prob_zero_leaves_the_episodes_as_they_were():
         "pick", "val", 4, 0, layout_fn=fixture_layout, config=EpisodeGenConfig(drawer_pick_prob=0.0)
     )
     assert base == zero
+
+
+def test_drawer_picks_pull_the_drawer_part_way_with_the_object_on_it():
+    """drawer_pick_open=(0.5, 0.5) draws nothing more than fully open drawers do, so the same
+    episode index on the same scene holds the same object draw: the drawer stands at half
+    its travel and the object exactly half the travel less far out."""
+    from rearrange.sim.episodes import EpisodeGenConfig
+
+    full_cfg = EpisodeGenConfig(drawer_pick_prob=1.0, fridge_pick_prob=0.0)
+    half_cfg = dataclasses.replace(full_cfg, drawer_pick_open=(0.5, 0.5))
+    full = generate_episodes("pick", "val", 6, 0, layout_fn=fixture_layout, config=full_cfg)
+    half = generate_episodes("pick", "val", 6, 0, layout_fn=fixture_layout, config=half_cfg)
+    compared = 0
+    for a, b in zip(full, half):
+        if a.scene_seed != b.scene_seed:
+            continue
+        layout = fixture_layout(a.scene_seed, "val")
+        obj_a, obj_b = (ep.objects[ep.targets[0].obj_index] for ep in (a, b))
+        art = layout.articulation(layout.receptacle(obj_a.receptacle).container)
+        cab = layout.furniture_named(art.furniture)
+        front = np.array([math.cos(cab.front_yaw), math.sin(cab.front_yaw)])
+        travel = art.open - art.closed
+        assert b.articulations[art.name] == pytest.approx(art.closed + 0.5 * travel)
+        assert a.articulations[art.name] == pytest.approx(art.open)
+        shift = np.array(obj_a.pos[:2]) - np.array(obj_b.pos[:2])
+        np.testing.assert_allclose(shift, 0.5 * travel * front, atol=2e-3)  # rounded poses
+        compared += 1
+    assert compared >= 3
+
+
+def test_drawer_pick_reach_puts_the_shoulder_within_its_band():
+    from rearrange.sim.episodes import EpisodeGenConfig
+    from rearrange.sim.placement import shoulder_reach
+
+    cfg = EpisodeGenConfig(
+        drawer_pick_prob=1.0,
+        fridge_pick_prob=0.0,
+        drawer_pick_open=(0.85, 1.0),
+        drawer_pick_reach=(0.35, 0.6),
+    )
+    for ep in generate_episodes("pick", "val", 6, 0, layout_fn=fixture_layout, config=cfg):
+        layout = fixture_layout(ep.scene_seed, "val")
+        obj = ep.objects[ep.targets[0].obj_index]
+        art = layout.articulation(layout.receptacle(obj.receptacle).container)
+        share = (ep.articulations[art.name] - art.closed) / (art.open - art.closed)
+        assert 0.85 - 1e-6 <= share <= 1.0 + 1e-6
+        reach = shoulder_reach(ep.robot_start, obj.pos[:2], cfg.shoulder_x)
+        assert 0.35 - 1e-3 <= reach <= 0.6 + 1e-3, ep.episode_id

@@ -90,7 +90,8 @@ def _build_pick(sc: SceneDraw, task: str) -> tuple:
         else:  # the arm as the previous skill (a place, a nav) left it
             extras["arm_start"], sc.arm_discs = arm_start(sc.rng, sc.cfg)
             where, approach = obj_xy, sc.front_yaw(src.furniture)
-            start = sc.spawn_close(where, approach)
+            band = sc.cfg.drawer_pick_reach if in_drawer else None
+            start = sc.spawn_close(where, approach, band=band)
         extras["robot_start_far"] = list(sc.spawn_near(where, approach))
     else:  # nav: end where a pick of the target would start (facing it, within reach)
         goal = sc.spawn_close(obj_xy, sc.front_yaw(src.furniture), yaw_noise=0.0)
@@ -100,11 +101,16 @@ def _build_pick(sc: SceneDraw, task: str) -> tuple:
 
 
 def _pull_out(sc: SceneDraw, idx: int, drawer_rec: Receptacle) -> None:
-    """Move object `idx`, placed on a drawer's floor where the drawer is closed, out with
-    the drawer to its open position (receptacle boxes are at the closed joint value)."""
+    """Pull the drawer out (fully, or `drawer_pick_open` of its travel) and move object
+    `idx`, placed on the drawer's floor where the drawer is closed, out with it (receptacle
+    boxes are at the closed joint value)."""
     art = sc.layout.articulation(drawer_rec.container)
     yaw = sc.layout.furniture_named(art.furniture).front_yaw
-    travel = art.open - art.closed
+    lo, hi = sc.cfg.drawer_pick_open
+    share = lo if lo == hi else float(sc.rng.uniform(lo, hi))  # no draw at (1, 1)
+    travel = share * (art.open - art.closed)
+    if share != 1.0:
+        sc.articulation_override[art.name] = art.closed + travel
     o = sc.objects[idx]
     x, y, z = o.pos
     o.pos = (x + travel * math.cos(yaw), y + travel * math.sin(yaw), z)

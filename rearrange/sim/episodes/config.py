@@ -55,6 +55,14 @@ class EpisodeGenConfig(PlacementConfig):
     # drawn after it): Set Table's bowl comes from a drawer, and a pick trained on open
     # receptacles only failed 44 of the 48 failed Set Table picks, all drawer picks
     drawer_pick_prob: float = 0.0
+    # ... with the drawer pulled out this share of its travel (uniform in the range; (1, 1):
+    # fully open, no draw). HAB's fixed-base open_cab stops at its success threshold, 0.41 of
+    # the 0.45 m, where a pick trained on fully open drawers took 1 of 9
+    drawer_pick_open: tuple[float, float] = (1.0, 1.0)
+    # ... and the robot standing with the object this far from its shoulder (m; None: the
+    # reach band of every close spawn, reach_min..reach_max, which puts the base 0.68-0.87 m
+    # from a drawer's object; HAB's nav leaves it 0.44-0.72 m away)
+    drawer_pick_reach: tuple[float, float] | None = None
     # place episodes whose goal is on the open fridge's shelf (0: never; a place trained on
     # open receptacles only misses fridge goals in Prepare Groceries)
     fridge_place_prob: float = 0.0

@@ -107,6 +107,9 @@ class RobotPlacement:
         self.arm_discs: np.ndarray | None = None
         self.objects: list[ObjectPlacement] = []
         self.open_articulations: set[str] = set()
+        # joint values other than fully open for some of open_articulations (a drawer
+        # pulled part way out)
+        self.articulation_override: dict[str, float] = {}
         # Run time (`placement_now`): the sim's open door/drawer panels where they are now
         # (`Simulator.door_footprints`). Then a door blocks the base only where its panel
         # is, as in the sim; without it (episode generation) an open door blocks its whole
@@ -125,10 +128,11 @@ class RobotPlacement:
         return (round(float(p[0]), d), round(float(p[1]), d), round(float(p[2]), d))
 
     def articulation_values(self) -> dict[str, float]:
-        return {
+        values = {
             a.name: float(a.open if a.name in self.open_articulations else a.closed)
             for a in self.layout.articulations
         }
+        return {**values, **self.articulation_override}
 
     def _blocked_by_door(self, cells_xy: np.ndarray, margin: float) -> np.ndarray:
         """Points within `margin` of an open hinged door's sweep (the NavMap only knows
