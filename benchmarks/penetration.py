@@ -407,15 +407,15 @@ def run_skill(
     skill.step_limit = cfg.max_episode_steps
     run = Run(skill_name, policy, bm, ckpt)
     base = env.unwrapped
-    labels_cache: dict[int, tuple[object, dict]] = {}
     state: dict = {}
 
     def labels() -> dict[int, GeomLabel]:
-        hit = labels_cache.get(id(base.sim.model))
-        if hit is None or hit[0] is not base.sim.model:
-            hit = (base.sim.model, geom_labels(base.sim.model, base.sim.layout))
-            labels_cache[id(base.sim.model)] = hit
-        return hit[1]
+        # the current scene's only: a cache of every episode's model kept them all alive
+        # (a 100-episode run of the seven skills grew past 6 GB)
+        if state.get("model") is not base.sim.model:
+            state["model"] = base.sim.model
+            state["labels"] = geom_labels(base.sim.model, base.sim.layout)
+        return state["labels"]
 
     def on_reset() -> None:
         rec = state["rec"]

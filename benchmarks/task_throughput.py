@@ -2,6 +2,7 @@
 
     MUJOCO_GL=egl python benchmarks/task_throughput.py --steps 300 [--tasks pick nav]
         [--presets state state_rays depth] [--blocking on|off|both] [--repeats 3]
+        [--field stop_loose_parts]   # --blocking then switches that SimConfig field
 
 Resets count towards the step time (as in training) and are also timed on their own. Nav's
 stop dimension is held at -1: a uniformly random stop would end every other step and the
@@ -70,14 +71,23 @@ def main() -> None:
         "--blocking",
         choices=["on", "off", "both"],
         default="on",
-        help="the world blocks the robot (SimConfig.world_blocks_robot); both: side by side",
+        help="the world blocks the robot (SimConfig.world_blocks_robot, or --field); both: "
+        "side by side",
+    )
+    p.add_argument(
+        "--field",
+        default="world_blocks_robot",
+        help="the boolean SimConfig field --blocking switches, e.g. stop_loose_parts",
     )
     p.add_argument("--repeats", type=int, default=1, help="interleaved runs (median, min-max)")
     args = p.parse_args()
     variants = {"on": [True], "off": [False], "both": [False, True]}[args.blocking]
-    sims = {b: RearrangeSim(SimConfig(world_blocks_robot=b)) for b in variants}
+    if not isinstance(getattr(SimConfig(), args.field, None), bool):
+        p.error(f"--field {args.field!r} is not a boolean SimConfig field")
+    sims = {b: RearrangeSim(SimConfig(**{args.field: b})) for b in variants}
     results: dict[str, dict[str, dict[str, list]]] = {}
-    names = {b: "blocking " + ("on" if b else "off") for b in variants}
+    label = "blocking" if args.field == "world_blocks_robot" else args.field
+    names = {b: f"{label} " + ("on" if b else "off") for b in variants}
     cols = [f"{q} SPS, {names[b]} (reset ms)" for q in args.presets for b in variants]
     if len(variants) == 2:
         cols += [f"{q} on / off" for q in args.presets]
@@ -101,7 +111,7 @@ def main() -> None:
                 ratios.append(f"{on / off:.3f}")
         print(f"| {task} | " + " | ".join(cells + ratios) + " |", flush=True)
         results[task] = {q: {names[b]: runs[q][b] for b in variants} for q in args.presets}
-    if True in sims:
+    if True in sims and args.field == "world_blocks_robot":
         for task, by_preset in results.items():
             share = [x[2] for q in by_preset.values() for x in q[names[True]]]
             print(f"{task}: {100 * statistics.mean(share):.1f} % of steps cut short by the world")

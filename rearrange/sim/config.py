@@ -63,6 +63,13 @@ class SimConfig:
     learned nav: 9 of 121 legs frozen from step ~50 to their 500-step limit;
     docs/DESIGN.md §3). Only wholly blocked steps change; the parts are checked like any
     move, so nothing ends deeper than `block_depth`."""
+    stop_loose_parts: bool = True
+    """With `world_blocks_robot`: a door or drawer that nothing holds and that moved during
+    a step (let go while it swung, it coasts on) is re-measured against the robot after the
+    physics, and put back where the step found it, at rest, if it ends deeper in the robot
+    than `block_depth` allows: the robot stops it, as it stops the door it holds. False: the
+    world before it, where a learned open_fridge's panel coasted 5.5 cm into the gripper
+    unmeasured (docs/DESIGN.md §3)."""
     block_depth: float = 0.01
     """Deepest robot-vs-static overlap (m) a step may end in: contact, not penetration. Half
     of the 2 cm the physical-honesty target allows, so a step's cut is never the one that

@@ -59,6 +59,11 @@ PENETRATION_STIFFNESS = 1.0e4
 force those contacts count for in `contact_force()` (see the module doc)."""
 
 
+# m or rad: a loose door or drawer that moved more than this in a step is re-measured
+# against the robot (`_stop_free_parts`); below it, solver jitter of parts at rest
+FREE_PART_MOVED = 1e-6
+
+
 @dataclass(frozen=True)
 class _StepStart:
     """A step's starting state, kept while a door or drawer is held (`_held_part_guard`)."""
@@ -95,6 +100,7 @@ class RearrangeSim:
         self.collision_count = 0
         self.blocked_steps = 0
         self.held_part_blocked_steps = 0
+        self.free_part_stopped_steps = 0
         self._grip_allowance = 0.0  # _grip_depth_now() at the last handle grasp
         self.static_depth = 0.0
         self._start_depth: tuple[float, float] | None = None
@@ -171,6 +177,9 @@ class RearrangeSim:
         self._arm_in_robot = np.array([pos[int(v)] for v in idx.arm_dof])
         self._base_in_robot = np.array([pos[int(v)] for v in idx.base_dof])
         self._robot_vel = np.zeros(len(idx.robot_dof))
+        self._art_names = list(idx.art_qpos)
+        self._art_qpos = np.array([idx.art_qpos[a] for a in self._art_names], dtype=np.intp)
+        self._art_dof = np.array([idx.art_dof[a] for a in self._art_names], dtype=np.intp)
         n = self.config.substeps
         self._alphas = (np.arange(n, dtype=np.float64) / n)[:, None]
 
@@ -205,6 +214,7 @@ class RearrangeSim:
         self.collision_count = 0
         self.blocked_steps = 0  # policy steps the world cut short (world_blocks_robot)
         self.held_part_blocked_steps = 0  # of those, undone for the held door (_check_held_part)
+        self.free_part_stopped_steps = 0  # steps a loose door/drawer stopped at the robot
         self._grip_allowance = 0.0
         self.static_depth = 0.0  # deepest robot overlap with static geometry after the step
         self._start_depth = None  # (deepest, summed) static depth of the pose now
@@ -428,6 +438,7 @@ class RearrangeSim:
         path = start + self._alphas * (goal - start)  # [substeps, joints]: linear interpolation
         kin, dofs = self._kin_qpos, idx.robot_dof
         before = self._held_part_guard(arm_start, base_start)
+        art_start = d.qpos[self._art_qpos]
         force = 0.0
         for k in range(n):
             d.qpos[kin] = path[k]
@@ -445,6 +456,8 @@ class RearrangeSim:
             # The end pose's depths came from _free_goal's pass; only a door or drawer that
             # moved during the step can differ, and the one the gripper holds is re-measured.
             self._start_depth = self._end_depth
+            if self.config.stop_loose_parts:
+                self._stop_free_parts(art_start)
             if before is not None:
                 self._check_held_part(before, arm_start)
         else:
@@ -512,6 +525,35 @@ class RearrangeSim:
         self._start_depth = before.depth
         self.blocked_steps += 1
         self.held_part_blocked_steps += 1
+
+    def _stop_free_parts(self, art_start: np.ndarray) -> None:
+        """The robot stops a door or drawer that nothing holds, as it blocks the one it
+        holds. Let go while it moves, a door coasts on (damping and friction slow it over a
+        few steps) and the blocking check, made before the physics with the door where it
+        was, cannot see it swing into the arm (a learned open_fridge let go at 0.5 rad and
+        the panel went 5.5 cm into the gripper the next step, unmeasured). When a loose one
+        moved during the step, the robot's depth is re-measured; if it is now deeper than
+        `_depth_cap()`, every loose part that moved is put back where the step found it,
+        at rest (it met the kinematic robot and stopped), which restores the depth the
+        blocking check measured."""
+        d, held = self.data, self.gripper.held_articulation
+        moved = np.abs(d.qpos[self._art_qpos] - art_start) > FREE_PART_MOVED
+        if held is not None:
+            moved &= np.array([a != held for a in self._art_names])
+        if not moved.any():
+            return
+        end = self._depth_pair()
+        self._start_depth = end
+        if end[0] <= self._depth_cap():
+            return
+        d.qpos[self._art_qpos[moved]] = art_start[moved]
+        d.qvel[self._art_dof[moved]] = 0.0
+        m = self.model
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_camlight(m, d)
+        self._start_depth = self._depth_pair()
+        self.free_part_stopped_steps += 1
 
     def collide_with_static(self) -> None:
         """One collision pass at the current kinematics with the robot's static bit switched
