@@ -1,0 +1,104 @@
+"""What stopping loose doors and drawers costs (`SimConfig.stop_loose_parts`), on the real
+workload: the shipped learned open_fridge (fixed base and --base-movement) on its own val
+episodes, the same episodes with the stop on and off, interleaved episode by episode.
+
+    MUJOCO_GL=egl python -m benchmarks.loose_parts_cost --episodes 20 [--skill open_fridge]
+
+Prints per setting: steps/s of the env steps alone (policy time excluded), the steps on
+which a loose part moved, the steps it was stopped, and the deepest robot overlap measured
+after every step (a fresh collision pass, as `benchmarks/penetration.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import statistics
+import time
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+import numpy as np  # noqa: E402
+
+
+def _episode(env, skill, index: int, timings: list[float]) -> tuple[int, float, bool]:
+    obs, _ = env.reset(options={"episode_index": index})
+    base = env.unwrapped
+    sim = base.sim
+    skill.reset(base.target, sim)
+    steps, deepest = 0, 0.0
+    for _ in range(base.config.max_episode_steps):
+        action = skill.act(obs, sim)
+        t0 = time.perf_counter()
+        obs, _, term, trunc, info = env.step(action)
+        timings.append(time.perf_counter() - t0)
+        steps += 1
+        deepest = max(deepest, sim.static_depth_now())
+        if term or trunc:
+            return steps, deepest, bool(info.get("success"))
+    return steps, deepest, False
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+
+    from rearrange.eval.one_skill import SkillEvalArgs, load_skill
+    from rearrange.sim.config import SimConfig
+    from rearrange.tasks import default_task_config, make_env
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--skill", default="open_fridge")
+    p.add_argument("--episodes", type=int, default=20)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--base-movement", action="store_true")
+    a = p.parse_args(argv)
+    torch.set_num_threads(1)
+    skill, ckpt, preset = load_skill(
+        SkillEvalArgs(a.skill, base_movement=a.base_movement, episodes=a.episodes, seed=a.seed)
+    )
+    envs, stats = {}, {}
+    for on in (False, True):
+        cfg = default_task_config(
+            a.skill,
+            obs_preset=preset,
+            num_episodes=a.episodes,
+            base_movement=a.base_movement,
+            sim=dataclasses.replace(SimConfig(), stop_loose_parts=on),
+        )
+        envs[on] = make_env(a.skill, cfg, split="val", seed=a.seed)
+        stats[on] = {"t": [], "succ": 0, "deep": [], "stopped": 0}
+    for i in range(a.episodes):  # interleaved: load spikes hit both alike
+        for on, env in envs.items():
+            s = stats[on]
+            _, deepest, ok = _episode(env, skill, i, s["t"])
+            s["succ"] += ok
+            s["deep"].append(deepest)
+            s["stopped"] += env.unwrapped.sim.free_part_stopped_steps
+    print(
+        f"# {a.skill}{' --base-movement' if a.base_movement else ''}, {ckpt}, "
+        f"{a.episodes} val episodes of seed {a.seed}, load {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        "| stop_loose_parts | env steps/s | steps | steps stopped | success | eps > 2 cm | deepest (cm) |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for on, s in stats.items():
+        t = np.asarray(s["t"])
+        print(
+            f"| {'on' if on else 'off'} | {len(t) / t.sum():.0f} | {len(t)} | {s['stopped']} "
+            f"| {s['succ']}/{a.episodes} | {sum(d > 0.02 for d in s['deep'])} "
+            f"| {100 * max(s['deep']):.1f} |"
+        )
+    on, off = (len(stats[k]["t"]) / np.sum(stats[k]["t"]) for k in (True, False))
+    print(
+        f"env steps/s on / off: {on / off:.3f} (median step {1e3 * statistics.median(stats[True]['t']):.2f} "
+        f"vs {1e3 * statistics.median(stats[False]['t']):.2f} ms)"
+    )
+    for env in envs.values():
+        env.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
