@@ -449,9 +449,7 @@ class RearrangeSim:
         goal[self._kin_yaw] = wrap_angle(goal[self._kin_yaw])
         d.qpos[kin] = goal
         d.qvel[dofs] = 0.0
-        mujoco.mj_kinematics(m, d)
-        mujoco.mj_comPos(m, d)
-        mujoco.mj_camlight(m, d)
+        self._refresh_poses()
         if self.config.world_blocks_robot:
             # The end pose's depths came from _free_goal's pass; only a door or drawer that
             # moved during the step can differ, and the one the gripper holds is re-measured.
@@ -513,14 +511,12 @@ class RearrangeSim:
         if end[0] <= self._depth_cap():
             self._start_depth = end
             return
-        d, m = self.data, self.model
+        d = self.data
         d.qpos[:] = before.qpos
         d.qvel[:] = before.qvel
         d.act[:] = before.act
         d.qacc_warmstart[:] = before.qacc_warmstart
-        mujoco.mj_kinematics(m, d)
-        mujoco.mj_comPos(m, d)
-        mujoco.mj_camlight(m, d)
+        self._refresh_poses()
         self.arm_target = np.array(arm_start, dtype=np.float64)
         self._start_depth = before.depth
         self.blocked_steps += 1
@@ -548,12 +544,17 @@ class RearrangeSim:
             return
         d.qpos[self._art_qpos[moved]] = art_start[moved]
         d.qvel[self._art_dof[moved]] = 0.0
-        m = self.model
+        self._refresh_poses()
+        self._start_depth = self._depth_pair()
+        self.free_part_stopped_steps += 1
+
+    def _refresh_poses(self) -> None:
+        """Body, centre-of-mass, camera and light poses from qpos, as after a physics step
+        (no collision pass): after qpos was written by hand."""
+        m, d = self.model, self.data
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
         mujoco.mj_camlight(m, d)
-        self._start_depth = self._depth_pair()
-        self.free_part_stopped_steps += 1
 
     def collide_with_static(self) -> None:
         """One collision pass at the current kinematics with the robot's static bit switched
