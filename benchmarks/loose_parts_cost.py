@@ -22,22 +22,24 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 import numpy as np  # noqa: E402
 
 
-def _episode(env, skill, index: int, timings: list[float]) -> tuple[int, float, bool]:
-    obs, _ = env.reset(options={"episode_index": index})
-    base = env.unwrapped
-    sim = base.sim
-    skill.reset(base.target, sim)
-    steps, deepest = 0, 0.0
-    for _ in range(base.config.max_episode_steps):
-        action = skill.act(obs, sim)
-        t0 = time.perf_counter()
-        obs, _, term, trunc, info = env.step(action)
-        timings.append(time.perf_counter() - t0)
-        steps += 1
-        deepest = max(deepest, sim.static_depth_now())
-        if term or trunc:
-            return steps, deepest, bool(info.get("success"))
-    return steps, deepest, False
+def _timed(env, timings: list[float], depths: list[float]):
+    """`env` with each step's wall time appended to `timings` and the robot's deepest overlap
+    after it, from a fresh collision pass, kept in depths[-1] (one slot per episode)."""
+    import gymnasium as gym
+
+    class Timed(gym.Wrapper):
+        def reset(self, **kw):
+            depths.append(0.0)
+            return self.env.reset(**kw)
+
+        def step(self, action):
+            t0 = time.perf_counter()
+            out = self.env.step(action)
+            timings.append(time.perf_counter() - t0)
+            depths[-1] = max(depths[-1], self.env.unwrapped.sim.static_depth_now())
+            return out
+
+    return Timed(env)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from rearrange.eval.one_skill import SkillEvalArgs, load_skill
     from rearrange.sim.config import SimConfig
+    from rearrange.skills.rollout import run_skill_episode
     from rearrange.tasks import default_task_config, make_env
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -66,14 +69,14 @@ def main(argv: list[str] | None = None) -> int:
             base_movement=a.base_movement,
             sim=dataclasses.replace(SimConfig(), stop_loose_parts=on),
         )
-        envs[on] = make_env(a.skill, cfg, split="val", seed=a.seed)
         stats[on] = {"t": [], "succ": 0, "deep": [], "stopped": 0}
+        env = make_env(a.skill, cfg, split="val", seed=a.seed)
+        skill.step_limit = cfg.max_episode_steps
+        envs[on] = _timed(env, stats[on]["t"], stats[on]["deep"])
     for i in range(a.episodes):  # interleaved: load spikes hit both alike
         for on, env in envs.items():
             s = stats[on]
-            _, deepest, ok = _episode(env, skill, i, s["t"])
-            s["succ"] += ok
-            s["deep"].append(deepest)
+            s["succ"] += run_skill_episode(env, skill, i).success  # as eval_skill runs it
             s["stopped"] += env.unwrapped.sim.free_part_stopped_steps
     print(
         f"# {a.skill}{' --base-movement' if a.base_movement else ''}, {ckpt}, "
