@@ -147,6 +147,7 @@ class RewardConfig:
     grasp: float = 5.0  # first grasp of the handle
     marker_dist: float = 1.0  # change of EE->handle distance before the joint reaches target
     ee_dist: float = 1.0  # change of EE->rest distance after the joint reaches target
+    ee_round_door: bool = True  # ... measured round an open door's panel (tasks/door_path.py)
     at_state: float = 5.0  # first time the joint is within threshold of its target
     wrong_grasp: float = 5.0  # grasping an object instead of the handle; ends episode
 

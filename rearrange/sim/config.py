@@ -70,6 +70,14 @@ class SimConfig:
     than `block_depth` allows: the robot stops it, as it stops the door it holds. False: the
     world before it, where a learned open_fridge's panel coasted 5.5 cm into the gripper
     unmeasured (docs/DESIGN.md §3)."""
+    block_held_handle: bool = False
+    """With `world_blocks_robot`: the handle bar the gripper holds counts in the re-measure
+    after the physics (`_check_held_part`) beyond the overlap the grasp began with, as any
+    geometry counts beyond `block_depth`: a step that pushes the gripper on into the bar
+    (the weld lags the gripper when the arm pushes the door) is undone. False: the bar is
+    exempt while held and counted only once let go (a gripper that let go with the bar
+    turned into it stayed up to 4.7 cm inside it, ≤ 1 episode in 100). Policies trained
+    with it off learned to push the bar (docs/DESIGN.md §3)."""
     block_depth: float = 0.01
     """Deepest robot-vs-static overlap (m) a step may end in: contact, not penetration. Half
     of the 2 cm the physical-honesty target allows, so a step's cut is never the one that

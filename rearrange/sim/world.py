@@ -506,8 +506,9 @@ class RearrangeSim:
         panel swing into the gripper (a policy learned to open the fridge with its wrist
         5 cm inside the panel). Re-measured after the physics: if the held part now
         overlaps the robot deeper than `_depth_cap()`, the whole step is undone (robot,
-        door and everything else back to where they were; a blocked step)."""
-        end = self._depth_pair()
+        door and everything else back to where they were; a blocked step). With
+        `block_held_handle` the held handle's bar counts too, beyond the grasp's overlap."""
+        end = self._depth_pair(self._grip_allowance if self.config.block_held_handle else None)
         if end[0] <= self._depth_cap():
             self._start_depth = end
             return

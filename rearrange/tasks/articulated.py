@@ -2,7 +2,7 @@
 
 Reward (DESIGN.md §4): articulation-distance change x10, handle grasp +5 (first time),
 marker (EE->handle) distance change x1 until the joint reaches its target, EE->rest change x1
-afterwards, at-state +5 (first time the joint is at its target), wrong grasp (an object
+afterwards (measured round an open door's panel: tasks/door_path.py), at-state +5 (first time the joint is at its target), wrong grasp (an object
 instead of the handle) -5 and ends; close skills use only the EE and marker terms (the
 others have coefficient 0 in their default config). Success: joint within 0.05 of the
 target or past it (`skill_spec.articulation_shortfall`), EE within 0.15 m of rest, nothing
@@ -15,6 +15,7 @@ from rearrange.skill_spec import articulation_shortfall
 
 from .actions import DecodedAction
 from .base import SkillEnv, StepResult
+from .door_path import ee_to_rest_round_door
 from .rewards import DistanceDelta, constraint_term, ee_to_point, ee_to_rest, force_term, slack_term
 from .sensors import held_handle
 
@@ -43,6 +44,8 @@ class ArticulatedEnv(SkillEnv):
 
     def _phase_dist(self, at_target: bool) -> float:
         if at_target:
+            if self.config.reward.ee_round_door:
+                return ee_to_rest_round_door(self.sim, self.target.articulation)
             return ee_to_rest(self.sim)
         return ee_to_point(self.sim, self.sim.handle_pos(self.target.articulation))
 

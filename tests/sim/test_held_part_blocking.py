@@ -90,3 +90,21 @@ def test_the_arm_cannot_push_the_gripper_through_the_handle_it_holds(holding_fri
     assert sim.held_articulation() == "fridge"
     assert sim.blocked_steps > 0
     assert deepest <= allowance + sim.config.block_depth + 0.005  # + what the hold lags
+
+
+@pytest.mark.parametrize("count_bar", [True, False])
+def test_block_held_handle_counts_the_bar_beyond_the_grasp(holding_fridge, count_bar):
+    """A door turned 0.07 rad under the still gripper: its panel stays clear, but the bar
+    ends 2.3 cm in the fingers, 1.3 cm beyond the grasp's 1 cm. With
+    `SimConfig.block_held_handle` that is a blocked step; without it the bar is exempt."""
+    import dataclasses
+
+    sim = holding_fridge
+    sim.config = dataclasses.replace(sim.config, block_held_handle=count_bar)
+    before, arm, door = _swing_door(sim, 0.07)
+    assert sim._depth_pair()[0] <= sim.config.block_depth  # the panel alone: clear
+    assert _raw_handle_depth(sim) > sim._grip_allowance + sim.config.block_depth
+    sim._check_held_part(before, arm)
+    assert sim.held_part_blocked_steps == int(count_bar)
+    moved = 0.0 if count_bar else 0.07
+    assert sim.articulation_pos("fridge") == pytest.approx(door + moved, abs=1e-9)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -17,6 +18,8 @@ NAV_STOP = np.array([0.0, 0.0, 1.0], dtype=np.float32)
 
 def _env(task: str, **cfg):
     config = default_task_config(task, obs_preset=cfg.pop("obs_preset", "state"), **cfg)
+    # the fake floor has no fridge carcass to hinge a door on: EE->rest in a straight line
+    config.reward = dataclasses.replace(config.reward, ee_round_door=False)
     sim = FakeSim()
     env = make_env(task, config, "train", 0, sim=sim, episodes=[make_episode(task)])
     env.reset(seed=0)
@@ -246,6 +249,7 @@ def test_render_returns_rgb_frame():
 
 def test_handle_grasp_reported_by_sim():
     config = default_task_config("open_fridge", obs_preset="state")
+    config.reward = dataclasses.replace(config.reward, ee_round_door=False)  # no carcass
     sim = FakeSim()
     env = make_env("open_fridge", config, sim=sim, episodes=[make_episode("open_fridge")])
     env.reset()
