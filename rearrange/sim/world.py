@@ -40,6 +40,7 @@ import numpy as np
 from rearrange.sim import robot as R
 from rearrange.sim.apartment import generate_layout
 from rearrange.sim.arm_scan import ArmScan
+from rearrange.sim.arm_slide import contact_rows, project_move
 from rearrange.sim.config import SimConfig
 from rearrange.sim.episode_types import SPLITS, Episode
 from rearrange.sim.furniture_geoms import STATIC_BIT
@@ -62,6 +63,8 @@ force those contacts count for in `contact_force()` (see the module doc)."""
 # m or rad: a loose door or drawer that moved more than this in a step is re-measured
 # against the robot (`_stop_free_parts`); below it, solver jitter of parts at rest
 FREE_PART_MOVED = 1e-6
+# rad: an arm move the slide cut to less than this (every joint) is no move (arm_slide)
+SLIDE_MIN_MOVE = 1e-4
 
 
 @dataclass(frozen=True)
@@ -215,6 +218,7 @@ class RearrangeSim:
         self.blocked_steps = 0  # policy steps the world cut short (world_blocks_robot)
         self.held_part_blocked_steps = 0  # of those, undone for the held door (_check_held_part)
         self.free_part_stopped_steps = 0  # steps a loose door/drawer stopped at the robot
+        self.arm_slid_steps = 0  # of the blocked steps, those whose arm slid (arm_slide)
         self._grip_allowance = 0.0
         self.static_depth = 0.0  # deepest robot overlap with static geometry after the step
         self._start_depth = None  # (deepest, summed) static depth of the pose now
@@ -374,10 +378,45 @@ class RearrangeSim:
                 self._end_depth = part[1]
                 self._note_depth(part[1][0])
                 return part[0]
+        if lo == 0.0 and arm_move.any() and self.config.arm_slide:
+            slid = self._slid_arm_move(arm_start, base_start, arm_move, cap)
+            if slid is not None:
+                self.arm_target = arm_start + slid[0]
+                self._end_depth = slid[1]
+                self._note_depth(slid[1][0])
+                self.arm_slid_steps += 1
+                return base_start.copy()
         self.arm_target = arm_start + lo * arm_move
         self._end_depth = lo_depth
         self._note_depth(lo_depth[0])
         return base_start + lo * base_move
+
+    def _slid_arm_move(self, arm_start, base_start, arm_move, cap):
+        """A wholly blocked step's arm move less what drives into the contacts of the start
+        pose (`arm_slide.project_move`), the base still, cut short like any move: (move,
+        end depths), or None when nothing of it is free (`SimConfig.arm_slide`)."""
+        m, d, idx = self.model, self.data, self.idx
+        self._depth_at(arm_start, base_start)  # the start pose's contacts in data.contact
+        mujoco.mj_comPos(m, d)  # for mj_jac
+        held = self.gripper.held_articulation
+        skip = self.idx.art_grip_geoms[held] if held is not None else np.zeros(0, dtype=int)
+        static = (m.geom_contype & STATIC_BIT).astype(bool)
+        rows, depths = contact_rows(m, d, idx.robot_geoms, static, idx.arm_dof, skip)
+        move = project_move(rows, depths, arm_move, cap)
+        if np.abs(move).max() < SLIDE_MIN_MOVE:
+            return None
+        lo, lo_depth, hi = 0.0, None, 1.0
+        for _ in range(self.config.block_search_steps):
+            mid = 0.5 * (lo + hi)
+            depth = self._depth_at(arm_start + mid * move, base_start)
+            if depth[0] <= cap:
+                lo, lo_depth = mid, depth
+            else:
+                hi = mid
+        end = self._depth_at(arm_start + move, base_start)
+        if end[0] <= cap:
+            return move, end
+        return (lo * move, lo_depth) if lo > 0.0 else None
 
     def _free_base_part(self, arm_start, base_start, base_move, cap):
         """A base move the whole robot could not start (what it carries, the arm or a held
