@@ -1,12 +1,13 @@
-"""What stopping loose doors and drawers costs (`SimConfig.stop_loose_parts`), on the real
-workload: the shipped learned open_fridge (fixed base and --base-movement) on its own val
-episodes, the same episodes with the stop on and off, interleaved episode by episode.
+"""What a boolean world option costs (`SimConfig.stop_loose_parts`, `arm_slide`,
+`block_held_handle`), on the real workload: a shipped learned skill (default open_fridge,
+fixed base or --base-movement) on its own val episodes, the same episodes with the option
+on and off, interleaved episode by episode.
 
-    MUJOCO_GL=egl python -m benchmarks.loose_parts_cost --episodes 20 [--skill open_fridge]
+    MUJOCO_GL=egl python -m benchmarks.sim_option_cost --field arm_slide --episodes 20 [--skill open_fridge]
 
-Prints per setting: steps/s of the env steps alone (policy time excluded), the steps on
-which a loose part moved, the steps it was stopped, and the deepest robot overlap measured
-after every step (a fresh collision pass, as `benchmarks/penetration.py`).
+Prints per setting: steps/s of the env steps alone (policy time excluded), the steps the
+option acted on (its sim counter, `COUNTERS`), successes, and the deepest robot overlap
+measured after every step (a fresh collision pass, as `benchmarks/penetration.py`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,13 @@ import time
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 import numpy as np  # noqa: E402
+
+# the RearrangeSim counter of the steps each option acted on
+COUNTERS = {
+    "stop_loose_parts": "free_part_stopped_steps",
+    "arm_slide": "arm_slid_steps",
+    "block_held_handle": "held_part_blocked_steps",
+}
 
 
 def _timed(env, timings: list[float], depths: list[float]):
@@ -55,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--episodes", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--base-movement", action="store_true")
+    p.add_argument("--field", default="stop_loose_parts", choices=sorted(COUNTERS))
     a = p.parse_args(argv)
+    counter = COUNTERS[a.field]
     torch.set_num_threads(1)
     skill, ckpt, preset = load_skill(
         SkillEvalArgs(a.skill, base_movement=a.base_movement, episodes=a.episodes, seed=a.seed)
@@ -67,9 +77,9 @@ def main(argv: list[str] | None = None) -> int:
             obs_preset=preset,
             num_episodes=a.episodes,
             base_movement=a.base_movement,
-            sim=dataclasses.replace(SimConfig(), stop_loose_parts=on),
+            sim=dataclasses.replace(SimConfig(), **{a.field: on}),
         )
-        stats[on] = {"t": [], "succ": 0, "deep": [], "stopped": 0}
+        stats[on] = {"t": [], "succ": 0, "deep": [], "acted": 0}
         env = make_env(a.skill, cfg, split="val", seed=a.seed)
         skill.step_limit = cfg.max_episode_steps
         envs[on] = _timed(env, stats[on]["t"], stats[on]["deep"])
@@ -77,19 +87,19 @@ def main(argv: list[str] | None = None) -> int:
         for on, env in envs.items():
             s = stats[on]
             s["succ"] += run_skill_episode(env, skill, i).success  # as eval_skill runs it
-            s["stopped"] += env.unwrapped.sim.free_part_stopped_steps
+            s["acted"] += getattr(env.unwrapped.sim, counter)
     print(
         f"# {a.skill}{' --base-movement' if a.base_movement else ''}, {ckpt}, "
         f"{a.episodes} val episodes of seed {a.seed}, load {os.getloadavg()[0]:.1f}"
     )
     print(
-        "| stop_loose_parts | env steps/s | steps | steps stopped | success | eps > 2 cm | deepest (cm) |"
+        f"| {a.field} | env steps/s | steps | steps acted on | success | eps > 2 cm | deepest (cm) |"
     )
     print("|---|---|---|---|---|---|---|")
     for on, s in stats.items():
         t = np.asarray(s["t"])
         print(
-            f"| {'on' if on else 'off'} | {len(t) / t.sum():.0f} | {len(t)} | {s['stopped']} "
+            f"| {'on' if on else 'off'} | {len(t) / t.sum():.0f} | {len(t)} | {s['acted']} "
             f"| {s['succ']}/{a.episodes} | {sum(d > 0.02 for d in s['deep'])} "
             f"| {100 * max(s['deep']):.1f} |"
         )
