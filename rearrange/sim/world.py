@@ -105,6 +105,7 @@ class RearrangeSim:
         self.held_part_blocked_steps = 0
         self.free_part_stopped_steps = 0
         self._grip_allowance = 0.0  # _grip_depth_now() at the last handle grasp
+        self._bar_entry = 0.0  # the held bar's own entry depth beyond it (_free_goal)
         self.static_depth = 0.0
         self._start_depth: tuple[float, float] | None = None
         self._entry_depth = 0.0
@@ -220,6 +221,7 @@ class RearrangeSim:
         self.free_part_stopped_steps = 0  # steps a loose door/drawer stopped at the robot
         self.arm_slid_steps = 0  # of the blocked steps, those whose arm slid (arm_slide)
         self._grip_allowance = 0.0
+        self._bar_entry = 0.0
         self.static_depth = 0.0  # deepest robot overlap with static geometry after the step
         self._start_depth = None  # (deepest, summed) static depth of the pose now
         self._entry_depth = 0.0  # depth of a pose placed inside static geometry (_depth_cap)
@@ -288,6 +290,7 @@ class RearrangeSim:
             if self.gripper.held_articulation != held:  # a door counts (or not) from now
                 self._start_depth = None
                 self._grip_allowance = self._grip_depth_now()
+                self._bar_entry = 0.0
         if cfg.world_blocks_robot:
             base_goal = self._free_goal(arm_start, base_start, base_goal)
         self._physics(arm_start, base_start, base_goal)
@@ -365,11 +368,20 @@ class RearrangeSim:
                 hi = mid
         if lo == 0.0 and self._entry_depth == 0.0:
             # Stuck at the start: was it put into the geometry behind our back (a door that
-            # swung into the arm)? Then it may leave as from a placed pose.
+            # swung into the arm)? Then it may leave as from a placed pose. The held
+            # handle's bar alone (the re-measure after the physics lets the door turn it
+            # into the fingers) gets an entry of its own (`_bar_entry`): an entry depth
+            # taken from it raised the cap for every part, and a learned open_fridge's
+            # held panel went 4.4 cm into the gripper.
             fresh = self._depth_at(arm_start, base_start)
             if fresh[0] > self.config.block_depth:
-                self._start_depth, self._entry_depth = fresh, fresh[0]
-                return self._free_goal(arm_start, base_start, base_goal)
+                if self._depth_pair()[0] > self.config.block_depth:  # not the bar alone
+                    self._start_depth, self._entry_depth = fresh, fresh[0]
+                    return self._free_goal(arm_start, base_start, base_goal)
+                if self._bar_entry == 0.0:  # the bar alone: it may leave, the rest may not
+                    self._bar_entry = self._bar_depth_in_contacts() - self._grip_allowance
+                    self._start_depth = self._depth_at(arm_start, base_start)
+                    return self._free_goal(arm_start, base_start, base_goal)
         self.blocked_steps += 1
         if lo == 0.0 and base_move.any() and self.config.robot_slide:
             part = self._free_base_part(arm_start, base_start, base_move, cap)
@@ -464,7 +476,7 @@ class RearrangeSim:
         d.qpos[idx.arm_qpos] = arm_q
         d.qpos[idx.base_qpos] = base_q
         mujoco.mj_kinematics(self.model, d)
-        return self._depth_pair(self._grip_allowance)
+        return self._depth_pair(self._grip_allowance + self._bar_entry)
 
     def _physics(self, arm_start, base_start, base_goal) -> None:
         m, d, idx, cfg = self.model, self.data, self.idx, self.config
@@ -511,17 +523,22 @@ class RearrangeSim:
         bar (a policy that did, and let go, was left 4 cm inside it); the physics' own
         motion of the held door is not checked against the handle (the hold lags the
         gripper, which then sits a little deeper while it pushes). 0 when none is held."""
-        held = self.gripper.held_articulation
-        if held is None:
+        if self.gripper.held_articulation is None:
             return 0.0
-        d = self.data
         self.collide_with_static()
+        return max(self._bar_depth_in_contacts(), self.config.block_depth)
+
+    def _bar_depth_in_contacts(self) -> float:
+        """Deepest robot overlap with the held handle's bar and posts in `data.contact` (the
+        last collision pass); 0 when nothing articulated is held."""
+        held, d = self.gripper.held_articulation, self.data
+        if held is None or d.ncon == 0:
+            return 0.0
         g = d.contact.geom[: d.ncon]
         robot = self.idx.robot_geoms[g].any(axis=1)
         on_handle = np.isin(g, self.idx.art_grip_geoms[held]).any(axis=1)
         depth = -d.contact.dist[: d.ncon][robot & on_handle]
-        deepest = float(depth.max()) if depth.size else 0.0
-        return max(deepest, self.config.block_depth)
+        return float(depth.max()) if depth.size else 0.0
 
     def _held_part_guard(self, arm_start, base_start) -> _StepStart | None:
         """The state to return to if the held door or drawer ends this step inside the robot
@@ -548,6 +565,10 @@ class RearrangeSim:
         door and everything else back to where they were; a blocked step). With
         `block_held_handle` the held handle's bar counts too, beyond the grasp's overlap."""
         end = self._depth_pair(self._grip_allowance if self.config.block_held_handle else None)
+        if self._bar_entry and self._bar_depth_in_contacts() <= (
+            self._grip_allowance + self.config.block_depth
+        ):
+            self._bar_entry = 0.0  # the bar is back within the grasp: its normal cap again
         if end[0] <= self._depth_cap():
             self._start_depth = end
             return

@@ -108,3 +108,27 @@ def test_block_held_handle_counts_the_bar_beyond_the_grasp(holding_fridge, count
     assert sim.held_part_blocked_steps == int(count_bar)
     moved = 0.0 if count_bar else 0.07
     assert sim.articulation_pos("fridge") == pytest.approx(door + moved, abs=1e-9)
+
+
+def test_a_bar_the_door_turned_deeper_raises_no_cap(holding_fridge):
+    """Without `block_held_handle` the re-measure lets the door turn the bar into the
+    fingers. The next step, stuck at its start by the bar counted beyond the grasp, must
+    not take it for a door swung into the arm: the bar gets an entry of its own, and the
+    cap for every other part stays `block_depth` (a learned open_fridge's held panel went
+    4.4 cm into the gripper when the bar's depth raised it)."""
+    sim = holding_fridge
+    assert not sim.config.block_held_handle
+    before, arm, door = _swing_door(sim, 0.07)
+    assert _raw_handle_depth(sim) > sim._grip_allowance + sim.config.block_depth
+    sim._check_held_part(before, arm)
+    assert sim.held_part_blocked_steps == 0  # the bar is exempt there: the move stands
+    d, idx = sim.data, sim.idx
+    sim._start_depth = None  # the next step measures its start afresh
+    arm_now, base_now = d.qpos[idx.arm_qpos].copy(), d.qpos[idx.base_qpos].copy()
+    sim._depth_now(arm_now, base_now)
+    sim._entry_depth = 0.0
+    sim.arm_target = arm_now + 0.01  # any small move, still holding the bar that deep
+    sim._free_goal(arm_now, base_now, base_now)
+    assert sim._entry_depth == 0.0
+    assert sim._depth_cap() == pytest.approx(sim.config.block_depth)
+    assert sim._bar_entry > sim.config.block_depth  # the bar's own: it may leave from there
