@@ -358,14 +358,7 @@ class RearrangeSim:
             self._end_depth = end
             self._note_depth(end[0])
             return base_goal
-        lo, lo_depth, hi = 0.0, start, 1.0
-        for _ in range(self.config.block_search_steps):
-            mid = 0.5 * (lo + hi)
-            depth = self._depth_at(arm_start + mid * arm_move, base_start + mid * base_move)
-            if depth[0] <= cap:
-                lo, lo_depth = mid, depth
-            else:
-                hi = mid
+        lo, lo_depth = self._free_fraction(arm_start, arm_move, base_start, base_move, cap, start)
         if lo == 0.0 and self._entry_depth == 0.0:
             # Stuck at the start: was it put into the geometry behind our back (a door that
             # swung into the arm)? Then it may leave as from a placed pose. The held
@@ -417,18 +410,25 @@ class RearrangeSim:
         move = project_move(rows, depths, arm_move, cap)
         if np.abs(move).max() < SLIDE_MIN_MOVE:
             return None
-        lo, lo_depth, hi = 0.0, None, 1.0
+        end = self._depth_at(arm_start + move, base_start)
+        if end[0] <= cap:
+            return move, end
+        still = np.zeros_like(base_start)
+        lo, lo_depth = self._free_fraction(arm_start, move, base_start, still, cap, None)
+        return (lo * move, lo_depth) if lo > 0.0 else None
+
+    def _free_fraction(self, arm_start, arm_move, base_start, base_move, cap, start_depth):
+        """(fraction, its depths): the largest fraction of the move, by bisection
+        (`block_search_steps`), whose pose is no deeper than `cap`; (0, start_depth) if none."""
+        lo, lo_depth, hi = 0.0, start_depth, 1.0
         for _ in range(self.config.block_search_steps):
             mid = 0.5 * (lo + hi)
-            depth = self._depth_at(arm_start + mid * move, base_start)
+            depth = self._depth_at(arm_start + mid * arm_move, base_start + mid * base_move)
             if depth[0] <= cap:
                 lo, lo_depth = mid, depth
             else:
                 hi = mid
-        end = self._depth_at(arm_start + move, base_start)
-        if end[0] <= cap:
-            return move, end
-        return (lo * move, lo_depth) if lo > 0.0 else None
+        return lo, lo_depth
 
     def _free_base_part(self, arm_start, base_start, base_move, cap):
         """A base move the whole robot could not start (what it carries, the arm or a held

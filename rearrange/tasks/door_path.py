@@ -24,6 +24,8 @@ from rearrange.sim import apartment as A
 from rearrange.sim.geometry import rot_z
 from rearrange.sim.placement import fridge_hinge
 
+from .rewards import ee_to_rest
+
 EDGE_MARGIN = 0.12  # m past the free edge the way round goes (the gripper's half-width and more)
 DOOR_WIDTH = 2 * A.FRIDGE_HALF[1]
 
@@ -65,10 +67,10 @@ def distance_round(p: np.ndarray, q: np.ndarray, hinge: np.ndarray, tip: np.ndar
 def ee_to_rest_round_door(sim: Any, art_name: str) -> float:
     """EE->rest distance (m) the way round the hinged door `art_name` (`distance_round`);
     the straight distance for a drawer."""
+    if sim.layout.articulation(art_name).kind != "hinge":
+        return ee_to_rest(sim)
     ee = np.asarray(sim.ee_pos("base"), dtype=np.float64)  # the task's own frame
     rest = np.asarray(sim.rest_ee_pos_base, dtype=np.float64)
-    if sim.layout.articulation(art_name).kind != "hinge":
-        return float(np.linalg.norm(rest - ee))
     hinge, tip = (sim.to_base_frame([x, y, 0.0])[:2] for x, y in door_segment(sim, art_name))
     return distance_round(ee, rest, hinge, tip)
 
