@@ -89,6 +89,8 @@ class StepRun:
 
     steps: int = 0
     ended_by: str = ""  # "stop" | "done" | "step_limit" | "episode_limit" | "force"
+    blocked: int = 0  # of its steps, those the world cut short (RearrangeSim.blocked_steps)
+    blocked_at_end: int = 0  # how many of its last steps in a row were cut short
 
 
 @dataclass
@@ -154,7 +156,14 @@ class TPSRLExecutor:
                 ok, why = False, f"dropped obj_{held} during {step.skill} (lost its hold)"
                 cause = FailureCause.DROPPED
             skill_runs.append(
-                {"skill": step.skill, "ok": ok, "steps": run.steps, "ended_by": run.ended_by}
+                {
+                    "skill": step.skill,
+                    "ok": ok,
+                    "steps": run.steps,
+                    "ended_by": run.ended_by,
+                    "blocked_steps": run.blocked,
+                    "blocked_at_end": run.blocked_at_end,
+                }
             )
             if spec.target == "nav_goal" and progress.nav_goal is not None:
                 skill_runs[-1].update(self._nav_end(progress.nav_goal))
@@ -246,8 +255,14 @@ class TPSRLExecutor:
                 return run
             action = np.asarray(skill.act(obs, env.sim), dtype=np.float32)
             action = self._mask(step.skill, action, layout, obs, masks, task_target)
+            blocked = env.sim.blocked_steps
             env.apply_action(step.skill, action)
             run.steps += 1
+            if env.sim.blocked_steps > blocked:
+                run.blocked += 1
+                run.blocked_at_end += 1
+            else:
+                run.blocked_at_end = 0
             self._maybe_record()
             obs = env.observe(step.skill, task_target)
             if layout.stop is not None:

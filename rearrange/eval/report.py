@@ -14,6 +14,10 @@ from rearrange.eval.stats import format_rate, stage_success_with_ci, wilson_inte
 
 RESULT_SCHEMA = 1
 DEPTH_REPORTED = 0.02  # m: the physical-honesty target's bound on robot-vs-static overlap
+# A leg "ended frozen" when at least its last FROZEN_STEPS steps were all cut short by the
+# world (the robot pressed against something and the policy kept pushing): a deterministic
+# policy sees the same observation each step and stays there until its step limit.
+FROZEN_STEPS = 50
 
 
 class ReportError(ValueError):
@@ -47,7 +51,8 @@ class EpisodeRecord:
     video_frames: int = 0  # frames recorded for this episode's video (0: no video)
     video: str = ""  # path of the episode's mp4, "" when not recorded
     # One entry per plan step run: {"skill", "ok" (its postcondition held), "steps",
-    # "ended_by"}; e.g. the success of the nav legs.
+    # "ended_by", "blocked_steps" (steps the world cut short), "blocked_at_end" (how many of
+    # its last steps in a row were)}; nav legs add "end_dist_m", "end_heading_deg".
     skill_runs: list[dict] = field(default_factory=list)
 
 
@@ -90,6 +95,16 @@ class EvalResult:
                 ok_runs[1] += 1
         return {skill: (ok, n) for skill, (ok, n) in legs.items()}
 
+    def frozen_legs(self) -> dict[str, int]:
+        """Per skill: legs that ended frozen (their last `FROZEN_STEPS` or more steps all
+        cut short by the world); records without the count (older files) count as not."""
+        frozen: collections.Counter = collections.Counter()
+        for episode in self.episodes:
+            for run in episode.skill_runs:
+                if run.get("blocked_at_end", 0) >= FROZEN_STEPS:
+                    frozen[run["skill"]] += 1
+        return dict(frozen)
+
 
 def format_table(result: EvalResult) -> str:
     lines = [
@@ -105,6 +120,12 @@ def format_table(result: EvalResult) -> str:
         lines.append("skill legs (postcondition held / run, Wilson 95% CI): " + ", ".join(
             f"{skill} {ok}/{n} ({format_rate(ok, n)})" for skill, (ok, n) in legs.items()
         ))  # fmt: skip
+        frozen = result.frozen_legs()
+        if frozen:
+            lines.append(
+                f"legs ended frozen (last {FROZEN_STEPS}+ steps all blocked by the world): "
+                + ", ".join(f"{skill} {k}/{legs[skill][1]}" for skill, k in frozen.items())
+            )
     causes = collections.Counter(e.failure_cause for e in result.episodes if not e.success)
     if causes:
         lines.append("failures: " + ", ".join(f"{c or 'not recorded'} {k}" for c, k in sorted(
@@ -136,6 +157,7 @@ def write_json(result: EvalResult, path: Path) -> None:
         "skill_legs": {
             skill: {"ok": ok, "runs": n} for skill, (ok, n) in result.skill_legs().items()
         },
+        "frozen_legs": result.frozen_legs(),
         "config": result.config,
         "episodes": [asdict(e) for e in result.episodes],
     }

@@ -228,6 +228,30 @@ def test_global_step_limit_cuts_the_episode(one_target_episode):
     assert record.failure_cause == "skill timed out"
 
 
+def test_legs_count_the_steps_the_world_cut_short(one_target_episode, monkeypatch):
+    """Each skill run records how many of its steps the world blocked and how many of its
+    last steps in a row were (a frozen leg): here the sim's counter is bumped by hand on
+    pick steps 2, 3, 7, 8, 9 and 10 of 10, never on the place's 5."""
+    env = _env(one_target_episode)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode, no_nav=True)
+    skills = {"pick": IdleSkill("pick"), "place": IdleSkill("place")}
+    skills["pick"].step_limit = 10
+    apply, count = env.apply_action, {"n": 0}
+
+    def apply_blocked(name, action):
+        apply(name, action)
+        count["n"] += 1
+        if name == "pick" and count["n"] in (2, 3, 7, 8, 9, 10):
+            env.sim.blocked_steps += 1
+
+    monkeypatch.setattr(env, "apply_action", apply_blocked)
+    record = TPSRLExecutor(env, skills, ExecutorConfig(reset_arm=False)).run_episode(plan)
+    pick = record.skill_runs[0]
+    assert (pick["steps"], pick["blocked_steps"], pick["blocked_at_end"]) == (10, 6, 4)
+    assert len(record.skill_runs) == 1  # the idle pick failed: the place never ran
+
+
 def test_force_limit_ends_the_episode_as_excessive_force(one_target_episode, monkeypatch):
     from rearrange.tasks.force_limit import ForceLimit
 

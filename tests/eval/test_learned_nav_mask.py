@@ -64,6 +64,8 @@ def test_executor_masks_a_learned_nav_stop_far_from_the_goal(tmp_path, masked, s
             "ok": False,
             "steps": steps,
             "ended_by": "step_limit" if masked else "stop",
+            "blocked_steps": 0,  # 12 steps of drifting in open floor: nothing cut short
+            "blocked_at_end": 0,
             "end_dist_m": pytest.approx(math.hypot(goal[0] - x, goal[1] - y), abs=1e-3),
             "end_heading_deg": pytest.approx(math.degrees(heading), abs=0.1),
         }

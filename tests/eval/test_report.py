@@ -108,6 +108,34 @@ def test_json_carries_the_skill_legs(tmp_path):
     assert read_json(tmp_path / "r.json").skill_legs() == {"nav": (0, 1)}
 
 
+def test_frozen_legs_are_those_whose_last_50_steps_were_all_blocked(tmp_path):
+    def run(skill, at_end):
+        return {
+            "skill": skill,
+            "ok": False,
+            "steps": 500,
+            "ended_by": "step_limit",
+            "blocked_steps": at_end + 3,
+            "blocked_at_end": at_end,
+        }
+
+    eps = [
+        EpisodeRecord("a", 0, False, 900, "nav", "x", skill_runs=[run("nav", 50), run("pick", 7)]),
+        EpisodeRecord("b", 0, False, 900, "nav", "x", skill_runs=[run("nav", 49), run("nav", 451)]),
+        EpisodeRecord("c", 0, False, 9, "nav", "x", skill_runs=[  # a record from before the count
+            {"skill": "nav", "ok": False, "steps": 9, "ended_by": "stop"}]),
+    ]  # fmt: skip
+    result = EvalResult("tidy_house", "TP-SRL", ["pick 1"], eps)
+    assert result.frozen_legs() == {"nav": 2}  # 50 and 451 steps; 49 is not frozen
+    assert "legs ended frozen (last 50+ steps all blocked by the world): nav 2/4" in (
+        format_table(result)
+    )
+    write_json(result, tmp_path / "r.json")
+    assert json.loads((tmp_path / "r.json").read_text())["frozen_legs"] == {"nav": 2}
+    assert read_json(tmp_path / "r.json").frozen_legs() == {"nav": 2}
+    assert "frozen" not in format_table(_result())  # none frozen: no line
+
+
 def test_table_counts_failure_causes_and_overlaps_deeper_than_2_cm():
     eps = [
         EpisodeRecord("a", 2, True, 300, max_depth=0.008),
