@@ -8,10 +8,13 @@ import pytest
 
 from rearrange.eval.executor import ExecutorConfig, TPSRLExecutor, nav_goal
 from rearrange.planner import make_plan
+from rearrange.sim.episodes import arm_starts
+from rearrange.sim.episodes.arm_starts import arm_kinematics, carry_joints
+from rearrange.sim.robot import REST_ARM_QPOS
 from rearrange.skills import action_layout, make_skill
 from rearrange.skills.oracle_common import rest_ee_world
 from rearrange.skills.oracle_manip import CARRY_OFFSET, CARRY_TOL
-from rearrange.skills.reset_arm import RESET_ARM_STEPS, ResetArm
+from rearrange.skills.reset_arm import JOINT_TOL, RESET_ARM_STEPS, ResetArm
 from rearrange.tasks import HabConfig, HabEnv
 from rearrange.tasks.base import load_task_episodes
 
@@ -398,6 +401,45 @@ def test_arm_reset_without_a_held_object_returns_to_rest(one_target_episode):
         env.apply_action("pick", arm.act(sim))
     assert np.linalg.norm(sim.ee_pos("world") - rest_ee_world(sim)) < CARRY_TOL
     assert sim.held_object() is None
+    # habitat-lab's reset ends at the rest joints, not just the rest EE
+    assert np.abs(sim.arm_joint_pos() - np.array(REST_ARM_QPOS)).max() < JOINT_TOL
+
+
+def test_arm_reset_ends_at_the_canonical_joints_not_another_arm_with_the_ee_there(
+    one_target_episode,
+):
+    """An arm with its EE at rest but the shoulder panned 0.6 rad (as a pick leaves it after
+    the EE-space reset) is not done: the joint phase turns it back to the rest joints, and
+    while holding to `carry_joints` (the EE then at the carry pose)."""
+    env = _env(one_target_episode)
+    env.reset()
+    sim = env.sim
+    layout = action_layout("pick")
+    kin = arm_kinematics()
+    panned = kin.rest.copy()
+    panned[0] += 0.6  # shoulder pan
+    sim.set_arm_joint_pos(
+        arm_starts._reach(kin, kin.rest_ee, panned)
+    )  # EE back at rest, other joints
+    kin.set_arm(kin.rest)
+    assert np.linalg.norm(sim.ee_pos("world") - rest_ee_world(sim)) < 0.01
+    err0 = np.abs(sim.arm_joint_pos() - np.array(REST_ARM_QPOS)).max()
+    assert err0 > 0.15  # another arm, the same EE
+    arm = ResetArm(layout)
+    assert not arm.is_done(sim)
+    steps = 0
+    while not arm.is_done(sim) and steps < RESET_ARM_STEPS:
+        env.apply_action("pick", arm.act(sim))
+        steps += 1
+    assert arm.joint_phase and arm.ee_steps == 0  # the EE was already there
+    # the joint target moves ≤ arm_delta_scale a step: at least err0 / scale steps
+    assert (err0 - JOINT_TOL) / sim.config.arm_delta_scale <= steps < RESET_ARM_STEPS
+    assert np.abs(sim.arm_joint_pos() - np.array(REST_ARM_QPOS)).max() < JOINT_TOL
+    # holding: the carry joints, whose EE is the carry pose (rest + CARRY_OFFSET)
+    q = carry_joints()
+    kin.set_arm(q)
+    assert np.linalg.norm(kin.ee() - (kin.rest_ee + CARRY_OFFSET)) < 0.01
+    kin.set_arm(kin.rest)
 
 
 def test_nav_to_a_drawer_ends_at_its_work_pose():

@@ -193,6 +193,22 @@ def _perturbed_rest(rng: np.random.Generator, cfg: EpisodeGenConfig, kin: ArmKin
     )
 
 
+def carry_joints() -> np.ndarray:
+    """The canonical carry joints: damped least squares from the rest joints to the carry
+    pose (rest EE + CARRY_EE_OFFSET), the configuration `carry_arm` samples round; what the
+    HAB arm reset ends at while holding (skills/reset_arm.py)."""
+    if not _CARRY_JOINTS:
+        kin = arm_kinematics()
+        _CARRY_JOINTS.append(
+            _reach(kin, kin.rest_ee + np.asarray(CARRY_EE_OFFSET), kin.rest.copy())
+        )
+        kin.set_arm(kin.rest)
+    return _CARRY_JOINTS[0].copy()
+
+
+_CARRY_JOINTS: list[np.ndarray] = []
+
+
 def _reach(kin: ArmKinematics, goal: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Damped least squares from joints `q` toward the EE at `goal` (base frame), 12 steps
     at most; `kin` is left at the joints returned."""
