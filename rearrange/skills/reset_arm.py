@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rearrange.sim.episodes.arm_starts import arm_kinematics, carry_joints
+from rearrange.sim.episodes.arm_starts import carry_joints
+from rearrange.sim.robot import REST_ARM_QPOS
 from rearrange.skills.oracle_common import rest_ee_world
 from rearrange.skills.oracle_manip import CARRY_TOL, carry_ee_world
 from rearrange.skills.oracle_motion import ArmMotion
@@ -45,7 +46,11 @@ def reset_arm_target(sim) -> np.ndarray:
 
 def reset_arm_joints(sim) -> np.ndarray:
     """The joints the reset ends at: `carry_joints` while holding, else the rest joints."""
-    return carry_joints() if sim.held_object() is not None else arm_kinematics().rest.copy()
+    return carry_joints() if sim.held_object() is not None else np.array(REST_ARM_QPOS)
+
+
+def _joint_error(sim) -> np.ndarray:
+    return reset_arm_joints(sim) - sim.arm_joint_pos()
 
 
 class ResetArm:
@@ -60,16 +65,14 @@ class ResetArm:
         self.joint_phase = False
 
     def is_done(self, sim) -> bool:
-        err = reset_arm_joints(sim) - sim.arm_joint_pos()
-        return bool(np.abs(err).max() < JOINT_TOL)
+        return bool(np.abs(_joint_error(sim)).max() < JOINT_TOL)
 
     def act(self, sim) -> np.ndarray:
         if not self.joint_phase:
             ee_err = np.linalg.norm(sim.ee_pos("world") - reset_arm_target(sim))
             self.joint_phase = ee_err < self.tol or self.ee_steps >= EE_PHASE_STEPS
         if self.joint_phase:
-            err = reset_arm_joints(sim) - sim.arm_joint_pos()
-            arm = np.clip(err / sim.config.arm_delta_scale, -1.0, 1.0)
+            arm = np.clip(_joint_error(sim) / sim.config.arm_delta_scale, -1.0, 1.0)
         else:
             # No posture term: a pull toward the start joints stalled this short move 3-4
             # cm short of the carry pose.
