@@ -6,7 +6,7 @@ trains with, a short file per skill that includes it and adds that skill's own s
 skill defined outside the package may have none), and the groups ppo, ver, model, task,
 profile, algo and sensing. Each setting has one owner (docs/DESIGN.md §5): what every
 trainer reads is `run` (`RunConfig`, counts in env steps), each trainer's own settings its
-group (`ver`/`ppo`, `pql`), the task, episode generation and simulator settings `task`,
+group (`ver`/`ppo`, `pql`, `distill`), the task, episode generation and simulator settings `task`,
 `task.episodes` and `task.sim`. Override keys from before that layout still work
 (`RENAMED_KEYS`), or fail in one line naming the new key where their unit changed
 (`RETIRED_KEYS`). `compose_train_config(skill, overrides)` is what the CLI uses.
@@ -24,6 +24,7 @@ from hydra.core.config_store import ConfigStore
 from hydra.errors import MissingConfigException
 from omegaconf import DictConfig, OmegaConf
 
+from rearrange.distill.config import DistillConfig
 from rearrange.models.config import ModelConfig
 from rearrange.pql.config import PQLConfig
 from rearrange.runtime.run import RunConfig
@@ -86,8 +87,9 @@ class TrainConfig:
     skill: str = "synthetic"
     """Skill to train (see SKILLS); 'synthetic' is the 1-D reach test env."""
     algo: str = "ver"
-    """Trainer: a key of `trainers.TRAINERS`, 'ver' (VER-PPO) or 'pql' (Parallel Q-Learning,
-    state observations; set by `--algo pql`, i.e. the `+algo=pql` config group)."""
+    """Trainer: a key of `trainers.TRAINERS`, 'ver' (VER-PPO), 'pql' (Parallel Q-Learning,
+    state observations; set by `--algo pql`, i.e. the `+algo=pql` config group) or 'distill'
+    (DAgger distillation of a state teacher into the depth student, `--algo distill`)."""
     cpu_schedule: CPUSchedule = field(default_factory=CPUSchedule)
     """The skill's PQL total steps on the CPU profile (skill_configs/algo/pql.yaml reads it)."""
     runs_root: str = "runs"
@@ -106,6 +108,7 @@ class TrainConfig:
     ppo: PPOConfig = field(default_factory=PPOConfig)
     ver: VERConfig = field(default_factory=VERConfig)
     pql: PQLConfig = field(default_factory=PQLConfig)
+    distill: DistillConfig = field(default_factory=DistillConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     task: TaskConfig = field(default_factory=TaskConfig)
     """The skill env: its task settings, `task.base_movement` (set by --base-movement),
@@ -222,11 +225,13 @@ RETIRED_KEYS = {
 }
 # ver.* keys the PQL trainer reads too: they were shared before `run` held them.
 SHARED_KEYS = ("ver.checkpoint_dir",)
-# Settings the two trainers name differently: the key(s) to use under the other one.
+# Settings the trainers name differently: the key(s) to use under another one (those of the
+# trainer's own groups apply, `_counterparts`).
 COUNTERPARTS = {
-    "ppo.lr": ("pql.actor_lr", "pql.critic_lr"),
-    "pql.actor_lr": ("ppo.lr",),
+    "ppo.lr": ("pql.actor_lr", "pql.critic_lr", "distill.lr"),
+    "pql.actor_lr": ("ppo.lr", "distill.lr"),
     "pql.critic_lr": ("ppo.lr",),
+    "distill.lr": ("ppo.lr", "pql.actor_lr"),
 }
 _OVERRIDE = re.compile(r"^(?P<prefix>[+~]*)(?P<key>[^=@]+)(?P<rest>=.*)?$", re.DOTALL)
 
@@ -279,21 +284,24 @@ def _counterparts(key: str, algo: str) -> tuple[str, ...]:
     """Keys of `algo`'s config that mean what `key` means for the other trainer."""
     if key in RENAMED_KEYS or key in RETIRED_KEYS:
         return (RENAMED_KEYS.get(key) or RETIRED_KEYS[key],)
-    if key in COUNTERPARTS:
-        return COUNTERPARTS[key]
+    own = TRAINERS[algo].groups
+    named = tuple(k for k in COUNTERPARTS.get(key, ()) if k.split(".")[0] in own)
+    if named:
+        return named
     name = key.partition(".")[2]
     schemas = {f.name: f.default_factory for f in fields(TrainConfig)}
     return tuple(
         f"{group}.{name}"
-        for group in TRAINERS[algo].groups
+        for group in own
         if name and name in {f.name for f in fields(schemas[group])}
     )[:1]
 
 
 def foreign_trainer_override(algo: str, overrides: list[str]) -> str | None:
     """One line for the first override the `algo` trainer would silently ignore (a key of
-    another trainer's groups: `ver.*` or `ppo.*` under PQL, `pql.*` under VER-PPO), naming
-    the key that applies; None if every override applies."""
+    another trainer's groups: `ver.*` or `ppo.*` under PQL, `pql.*` under VER-PPO, either
+    under distill, `distill.*` under both), naming the key that applies; None if every
+    override applies."""
     for override in overrides:
         key = _override_key(override)
         for other, entry in TRAINERS.items():

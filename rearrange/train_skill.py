@@ -1,8 +1,9 @@
-"""CLI: train one skill with VER-PPO (or PQL: `--algo pql`, rearrange/pql/), the trainer looked
-up in the table of trainers (`rearrange/trainers.py`, docs/DESIGN.md §5).
+"""CLI: train one skill with VER-PPO (or PQL: `--algo pql`, rearrange/pql/; or distil a state
+teacher into the depth student: `--algo distill`, rearrange/distill/), the trainer looked up
+in the table of trainers (`rearrange/trainers.py`, docs/DESIGN.md §5).
 
     python -m rearrange.train_skill SKILL [--base-movement] [--profile paper|cpu]
-        [--algo ver|pql] [--system ver|nover|ddppo]
+        [--algo ver|pql|distill] [--teacher CKPT] [--system ver|nover|ddppo]
         [--serial] [--resume] [--run-name NAME] [hydra overrides, e.g. ppo.lr=1e-4 run.num_envs=4]
     torchrun --nproc-per-node 2 -m rearrange.train_skill synthetic ...
 
@@ -58,7 +59,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="ver: VER-PPO; pql: Parallel Q-Learning on state observations "
         "(skill_configs/algo/pql.yaml). Default: pql under --profile cpu for every skill but "
         "nav (faster in wall-clock on pick and open_cab: benchmarks/RESULTS.md, PQL vs VER-PPO), "
-        "else ver",
+        "else ver; distill: DAgger from a state teacher into the depth student "
+        "(skill_configs/algo/distill.yaml)",
+    )
+    parser.add_argument(
+        "--teacher",
+        help="--algo distill only: the teacher checkpoint (a file or a run directory); "
+        "default the shipped checkpoint of the skill and base movement",
     )
     parser.add_argument("--system", choices=("ver", "nover", "ddppo"), help="collection system")
     parser.add_argument("--serial", action="store_true", help="everything in one process")
@@ -98,11 +105,19 @@ def cli_overrides(args: argparse.Namespace) -> list[str]:
     # and `algo=NAME` a plain value (refused by the trainer's check), not a group choice.
     if args.algo != TrainConfig.algo:
         extra.append(f"+algo={args.algo}")
+    if getattr(args, "teacher", None):
+        extra.append(f"distill.teacher={_quoted(args.teacher)}")
     if args.serial:
         extra.append("run.serial=true")
     if args.run_name:
         extra.append(f"run_name={args.run_name}")
     return [*extra, *args.overrides]
+
+
+def _quoted(value: str) -> str:
+    """A Hydra override value that stays a string whatever it holds (paths with = or ,)."""
+    quote = "'" if "'" not in value else '"'
+    return f"{quote}{value}{quote}"
 
 
 def resolve_run_dir(cfg: TrainConfig, resume: bool) -> Path:
@@ -153,6 +168,11 @@ def check_trainer_options(args: argparse.Namespace, algo: str) -> None:
         raise ConfigError(
             f"--system {args.system} applies to VER-PPO only: drop it, or train with --algo ver"
         )
+    if getattr(args, "teacher", None) and algo != "distill":
+        raise ConfigError(
+            f"--teacher applies to --algo distill only (this run trains with --algo {algo}): "
+            "add --algo distill, or drop --teacher"
+        )
     problem = foreign_trainer_override(algo, args.overrides)
     if problem:
         raise ConfigError(problem)
@@ -180,6 +200,11 @@ def cpu_profile_hint(cfg: TrainConfig, argv_skill: str, cuda: bool) -> str | Non
         return None
     hours = cfg.run.total_steps / DEPTH_CPU_SPS / 3600
     bm = " --base-movement" if cfg.task.base_movement else ""
+    if cfg.algo == "distill":
+        return (
+            "warning: no CUDA device: the depth student (ResNet18 + LSTM) acts and learns on "
+            "the CPU, slowly; a smoke run can shrink it (task.depth_size, model.base_width)"
+        )
     return (
         f"warning: no CUDA device: the paper profile (128x128 depth, ResNet18) runs ~"
         f"{DEPTH_CPU_SPS} steps/s on a CPU (~{hours:,.0f} h for {cfg.run.total_steps:,} steps); "

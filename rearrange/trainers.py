@@ -4,7 +4,8 @@ branching on it.
 
 Each entry builds, from the composed `TrainConfig` and the run directory, an object that
 satisfies `runtime.run.Trainer` (`train() -> TrainResult`); both trainers take the same
-`RunConfig` (`cfg.run`: envs, steps, seed, device, intervals in env steps) and `RunSetup`.
+`RunConfig` (`cfg.run`: envs, steps, seed, device, intervals in env steps) and `RunSetup`:
+VER-PPO, PQL, and DAgger distillation of a state teacher into the depth student.
 A new trainer is one entry here, its config group (`groups`, a field of `TrainConfig`) and
 `skill_configs/algo/<name>.yaml`.
 
@@ -155,6 +156,63 @@ def _pql_eta_note() -> str:
     return f"a measured one after {MEASURED_ETA_STEPS:,} steps"
 
 
+# ---------------------------------------------------------------- distillation (DAgger)
+def _teacher(cfg: TrainConfig):
+    """The run's teacher (`distill.teacher`, else the shipped checkpoint), checked."""
+    from rearrange.distill.teacher_labels import resolve_teacher
+
+    return resolve_teacher(
+        cfg.skill, cfg.task.base_movement, cfg.distill.teacher, cfg.synthetic.move_scale
+    )
+
+
+def build_distill(cfg: TrainConfig, run_dir: Path) -> Trainer:
+    """DAgger (the config passed `check_distill`); env workers render on the student's GPU."""
+    from rearrange.distill.trainer import DistillTrainer
+
+    device = cfg.run.resolved_device()
+    return DistillTrainer(
+        cfg.run,
+        cfg.distill,
+        run_setup(cfg, run_dir, render_device=device),
+        _teacher(cfg),
+        functools.partial(_build_policy, model_cfg=cfg.model),
+    )
+
+
+def check_distill(cfg: TrainConfig) -> str | None:
+    """The student learns depth (the synthetic env: its own observations) with the paper's
+    recurrent policy, on one machine, from a teacher that fits the skill and mode."""
+    from rearrange.distill.teacher_labels import TeacherError
+
+    if cfg.skill != "synthetic" and cfg.task.obs_preset != "depth":
+        return (
+            f"--algo distill trains a depth student but task.obs_preset={cfg.task.obs_preset}: "
+            "use --profile paper (the teacher keeps its own state observations)"
+        )
+    if cfg.model.policy != "recurrent_gaussian":
+        return (
+            f"--algo distill trains the recurrent_gaussian policy, got model.policy="
+            f"{cfg.model.policy!r}: drop the model.policy override"
+        )
+    if cfg.pretrained_weights:
+        return "pretrained_weights is supported with --algo ver only: drop it for distill"
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        return "distill runs on one machine in one launch: start it without torchrun"
+    try:
+        _teacher(cfg)
+    except TeacherError as exc:
+        return str(exc)
+    return None
+
+
+def _describe_distill(cfg: TrainConfig) -> str:
+    teacher = cfg.distill.teacher or (
+        "scripted" if cfg.skill == "synthetic" else "the shipped checkpoint"
+    )
+    return f"DAgger distillation (teacher: {teacher}; {cfg.run.num_envs} envs, lock-step)"
+
+
 TRAINERS: dict[str, TrainerEntry] = {
     "ver": TrainerEntry(
         label="VER-PPO",
@@ -175,5 +233,15 @@ TRAINERS: dict[str, TrainerEntry] = {
         describe=_describe_pql,
         device=lambda cfg: f"{cfg.run.resolved_device()} (learners; envs on CPU)",
         eta_note=_pql_eta_note,
+    ),
+    "distill": TrainerEntry(
+        label="distill",
+        groups=("distill",),
+        updates="minibatch updates",
+        build=build_distill,
+        check=check_distill,
+        describe=_describe_distill,
+        device=lambda cfg: f"{cfg.run.resolved_device()} (student; teacher in each env worker)",
+        eta_note=lambda: "the bar shows the measured one",
     ),
 }

@@ -24,6 +24,7 @@ RANKS = {
     "skills": 5,
     "planner": 5,
     "eval": 6,
+    "distill": 6,
 }
 TOP = 7  # config, logs, gym_envs, trainers, the CLIs (train_skill, eval_skill, ship_skill, ...)
 TOP_NAMES = {

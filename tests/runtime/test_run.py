@@ -42,14 +42,19 @@ def test_a_bad_run_setting_is_a_one_line_error_naming_it(field, value):
 
 def test_the_table_covers_every_algo():
     algos = {p.stem for p in (CONFIG_DIR / "algo").glob("*.yaml")}
-    assert set(TRAINERS) == algos == {"ver", "pql"}
+    assert set(TRAINERS) == algos == {"ver", "pql", "distill"}
     for algo in TRAINERS:  # --algo offers exactly the table, and composes to its trainer
         assert parse_args(["pick", "--algo", algo]).algo == algo
         assert compose_train_config("synthetic", [f"+algo={algo}"]).algo == algo
     with pytest.raises(SystemExit):
         parse_args(["pick", "--algo", "a3c"])
     groups = [g for entry in TRAINERS.values() for g in entry.groups]
-    assert sorted(groups) == ["ppo", "pql", "ver"]  # each trainer's own groups, none shared
+    assert sorted(groups) == [
+        "distill",
+        "ppo",
+        "pql",
+        "ver",
+    ]  # each trainer's own groups, none shared
 
 
 @pytest.mark.parametrize("algo", sorted(TRAINERS))

@@ -1,0 +1,126 @@
+"""Lock-step collection of one DAgger round: every env steps once per step of the round.
+
+At each step the student acts on its observation (every key of the env's row but the
+teacher's label) and the executed action is, per env, the teacher's with probability β, else
+the student's. The student's action is its mode (the mean), not a sample: the deployed skill
+acts with the mode (`eval_skill`, `LearnedSkill(deterministic=True)`), so the states the
+student visits here are the ones it meets at evaluation, which is the distribution DAgger
+must label; a sample would add the learned σ's noise (σ = 1 at the start, as wide as the
+action range) and fill the buffer with states the deployed student never reaches. Variety
+comes from β's mix of teacher and student actions instead.
+
+Each step is recorded with the teacher's action as its label (clipped to the action range,
+what the env executes of it), whichever action was executed: DAgger's relabelling.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from rearrange.distill.buffer import RoundStorage
+from rearrange.distill.teacher_labels import TEACHER_KEY
+from rearrange.runtime.env_worker import stuck_error
+
+
+@dataclass
+class RoundStats:
+    steps: int = 0
+    seconds: float = 0.0
+    abs_diff: float = 0.0
+    """Mean over steps and action dimensions of |clip(student mean) − clip(teacher action)|."""
+    teacher_share: float = 0.0
+    """Share of executed actions that were the teacher's."""
+    beta: float = 0.0
+    """Mean β over the round."""
+    episodes: list[dict[str, Any]] = field(default_factory=list)
+
+
+class LockstepCollector:
+    """Steps the pool's N envs together with the student and the DAgger mix."""
+
+    def __init__(self, pool, policy: nn.Module, device: torch.device, timeout_s: float):
+        self.pool, self.policy, self.device, self.timeout_s = pool, policy, device, timeout_s
+        self.buffers = pool.buffers
+        self.num_envs = n = pool.num_envs
+        self.keys = sorted(k for k in pool.observation_space.spaces if k != TEACHER_KEY)
+        self.action_dim = int(np.prod(pool.action_space.shape))
+        self.hidden = policy.initial_hidden(n, device)
+        self.prev = np.zeros((n, self.action_dim), np.float32)
+        self.not_done = np.zeros(n, bool)  # False: the next step begins an episode
+
+    def obs_dtypes(self) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+        """(shape, dtype) of each student key as the pool's rows hold it (depth: float16)."""
+        return {k: (self.buffers.obs[k].shape[1:], self.buffers.obs[k].dtype) for k in self.keys}
+
+    def start(self) -> None:
+        """Wait for every env's first observation (the workers reset on start)."""
+        self._wait(range(self.num_envs))
+
+    def collect(
+        self, storage: RoundStorage, beta: Callable[[int], float], step0: int
+    ) -> RoundStats:
+        """Fill `storage` with one round; β is read at each step's env-step count."""
+        n, raw = self.num_envs, self.buffers.obs
+        stats, t0 = RoundStats(), time.monotonic()
+        diff = share = beta_sum = 0.0
+        for t in range(storage.steps):
+            b = beta(step0 + t * n)
+            not_done = torch.from_numpy(self.not_done).to(self.device)
+            hidden_in = self.hidden * not_done.view(-1, 1, 1).to(self.hidden.dtype)
+            prev_in = self.prev * self.not_done[:, None]
+            obs = {
+                k: torch.from_numpy(np.ascontiguousarray(raw[k], np.float32)).to(self.device)
+                for k in self.keys
+            }
+            with torch.no_grad():
+                _, mean, _, hidden_out = self.policy.act(
+                    obs, hidden_in, torch.from_numpy(prev_in).to(self.device), not_done,
+                    deterministic=True,
+                )  # fmt: skip
+            student = mean.cpu().numpy().astype(np.float32)
+            teacher = np.array(raw[TEACHER_KEY], np.float32)
+            target = np.clip(teacher, -1.0, 1.0)
+            use_teacher = np.random.random(n) < b
+            executed = np.where(use_teacher[:, None], teacher, student).astype(np.float32)
+            chunk_start = t % storage.chunk_len == 0
+            storage.record(
+                t, {k: raw[k] for k in self.keys}, prev_in, target, ~self.not_done,
+                hidden_in.cpu().numpy() if chunk_start else None,
+            )  # fmt: skip
+            self.buffers.actions[:] = executed
+            self.pool.step(range(n))
+            stats.episodes += self._wait(range(n))
+            scalars = self.buffers.scalars
+            done = np.asarray(scalars["terminated"] | scalars["truncated"], bool)
+            self.prev = np.where(done[:, None], 0.0, executed).astype(np.float32)
+            self.not_done = ~done
+            self.hidden = hidden_out
+            diff += float(np.abs(np.clip(student, -1.0, 1.0) - target).mean())
+            share += float(use_teacher.mean())
+            beta_sum += b
+        steps = storage.steps
+        stats.steps, stats.seconds = steps * n, time.monotonic() - t0
+        stats.abs_diff, stats.teacher_share = diff / steps, share / steps
+        stats.beta = beta_sum / steps
+        return stats
+
+    def _wait(self, env_ids) -> list[dict[str, Any]]:
+        """Block until every env of `env_ids` has answered; the episodes that ended."""
+        pending, episodes = set(env_ids), []
+        deadline = time.monotonic() + self.timeout_s
+        while pending:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise stuck_error(self.pool, sorted(pending), self.timeout_s)
+            for result in self.pool.poll(min(left, 1.0), len(pending)):
+                pending.discard(result.env_id)
+                if result.episode is not None:
+                    episodes.append(result.episode)
+        return episodes

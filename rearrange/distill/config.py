@@ -1,0 +1,105 @@
+"""Typed configuration of the distillation trainer (`--algo distill`, `distill.*`).
+
+Counts are environment steps (all envs together) where they say so, steps per env where they
+say that. What every trainer reads (envs, total steps, seed, device, log and checkpoint
+intervals) is the run's `runtime.run.RunConfig`. Imports no torch (rearrange.config reads it).
+Invalid values raise ValueError with one line naming the field and the fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LOSSES = ("mse_nll", "nll")
+DEPTH_DTYPES = ("float16", "uint8")
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)
+
+
+@dataclass
+class DistillConfig:
+    """DAgger settings: the teacher, the β schedule, collection rounds, the aggregated buffer
+    and the student's optimisation."""
+
+    teacher: str | None = None
+    """Teacher checkpoint (a file, or a train_skill run directory); None: the shipped
+    checkpoint of the skill and base movement (`--teacher` sets it). The synthetic env's
+    teacher is scripted (none may be given)."""
+    beta_start: float = 1.0
+    """Probability of executing the teacher's action (else the student's) at step 0."""
+    beta_end: float = 0.0
+    """β once `beta_steps` environment steps are done (constant after)."""
+    beta_steps: int = 250_000
+    """Environment steps over which β moves linearly from beta_start to beta_end."""
+    rollout_steps: int = 64
+    """Steps per env of one collection round (the round adds rollout_steps × run.num_envs
+    labelled steps to the buffer, then the student trains)."""
+    chunk_len: int = 32
+    """Truncated-BPTT length: the buffer holds sequences of this many consecutive steps of
+    one env (an episode start inside one restarts the LSTM from zero); divides rollout_steps."""
+    buffer_steps: int = 16_384
+    """Capacity of the aggregated FIFO buffer in environment steps (whole chunks; the oldest
+    chunks are evicted). Not checkpointed: a resumed run starts with it empty."""
+    depth_dtype: str = "float16"
+    """How the buffer stores depth images: 'float16' (4 mm at 10 m, 2 bytes a pixel, what
+    the shared-memory rows hold) or 'uint8' (depth / depth-max quantised to 255 levels,
+    3.9 cm at a 10 m max, 1 byte a pixel)."""
+    epochs: int = 2
+    """Passes over the whole buffer after each collection round."""
+    minibatch_steps: int = 512
+    """Steps per minibatch (rounded down to whole chunks, at least one)."""
+    lr: float = 2.5e-4
+    """Adam learning rate of the student (constant)."""
+    eps: float = 1e-5
+    """Adam epsilon."""
+    max_grad_norm: float = 0.5
+    """Global gradient-norm clip of the student's parameters."""
+    loss: str = "mse_nll"
+    """'mse_nll': ½‖mean − a*‖² for the mean plus the Gaussian NLL of a* with the mean
+    detached (trains only the log-std); 'nll': the Gaussian NLL alone (`distill/loss.py`)."""
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first bad field."""
+        for name in ("beta_start", "beta_end"):
+            value = getattr(self, name)
+            _require(0.0 <= value <= 1.0, f"DistillConfig.{name} must be in [0, 1], got {value}")
+        _require(
+            self.beta_steps >= 0, f"DistillConfig.beta_steps must be >= 0, got {self.beta_steps}"
+        )
+        for name in ("rollout_steps", "chunk_len", "epochs", "minibatch_steps"):
+            value = getattr(self, name)
+            _require(value >= 1, f"DistillConfig.{name} must be >= 1, got {value}")
+        _require(
+            self.rollout_steps % self.chunk_len == 0,
+            f"DistillConfig.chunk_len={self.chunk_len} must divide rollout_steps="
+            f"{self.rollout_steps} (a round is cut into whole chunks per env)",
+        )
+        _require(
+            self.buffer_steps >= self.chunk_len,
+            f"DistillConfig.buffer_steps={self.buffer_steps} must hold at least one chunk "
+            f"(chunk_len={self.chunk_len})",
+        )
+        _require(
+            self.depth_dtype in DEPTH_DTYPES,
+            f"DistillConfig.depth_dtype={self.depth_dtype!r}: use one of {DEPTH_DTYPES}",
+        )
+        _require(self.loss in LOSSES, f"DistillConfig.loss={self.loss!r}: use one of {LOSSES}")
+        for name in ("lr", "eps", "max_grad_norm"):
+            value = getattr(self, name)
+            _require(value > 0, f"DistillConfig.{name} must be > 0, got {value}")
+
+    @property
+    def buffer_chunks(self) -> int:
+        """The buffer's capacity in chunks."""
+        return self.buffer_steps // self.chunk_len
+
+    @property
+    def minibatch_chunks(self) -> int:
+        """Chunks per minibatch."""
+        return max(1, self.minibatch_steps // self.chunk_len)

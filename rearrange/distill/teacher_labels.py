@@ -1,0 +1,273 @@
+"""The teacher beside the simulator: every observation of the student's env carries the
+teacher's action for that state, computed in the env worker from the same sim.
+
+`TeacherLabelFactory` wraps the run's env factory; in each env worker it builds the task env
+and wraps it in `TeacherLabelWrapper`, which adds one key to the observation,
+`teacher_action` (the teacher's mean action in the task's action layout, unclipped), so the
+label travels to the trainer in the worker's shared-memory observation row like any other
+key: no change to the env workers, and no second copy of the sim. The trainer strips the key
+before the student sees the observation (the student's checkpoint never has it).
+
+The teacher (`CheckpointTeacher`) is a learned skill's network loaded by the checkpoint
+loader of `skills/learned.py`; it observes its own preset (recorded in its checkpoint:
+"state" or "state_rays"), built by `tasks/sensors.build_observation` from the env's sim and
+target, and keeps its recurrent state and previous action per env, reset at episode start.
+Its previous action is the action the env executed (the teacher's own when β chose it, the
+student's otherwise): the teacher's memory follows what happened, and with β = 1 it is
+exactly the deployed skill (`LearnedSkill`, deterministic). On the synthetic reach env the
+teacher is scripted (`ReachTeacher`).
+
+`resolve_teacher` finds and checks the teacher in the main process before any worker
+starts; each problem is one line (`TeacherError`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import gymnasium as gym
+import numpy as np
+
+from rearrange.skill_spec import skill_def
+
+TEACHER_KEY = "teacher_action"
+"""The observation key holding the teacher's action (never a student input)."""
+SYNTHETIC = "synthetic"
+
+
+class TeacherError(ValueError):
+    """The teacher checkpoint is missing, unreadable or does not fit the run (one line)."""
+
+
+class Teacher(Protocol):
+    def reset(self) -> None: ...
+
+    def act(self, env: gym.Env, obs: dict, executed: np.ndarray | None) -> np.ndarray:
+        """The teacher's action [A] (float32) for the env's current state; `executed` is the
+        action the env just executed (None at an episode's first step)."""
+        ...
+
+
+@dataclass(frozen=True)
+class TeacherSpec:
+    """A picklable description of the teacher, built into a `Teacher` in each env worker."""
+
+    skill: str
+    path: str | None
+    """The checkpoint (absolute); None: the scripted teacher of the synthetic env."""
+    base_movement: bool = False
+    obs_preset: str = "state"
+    move_scale: float = 0.25
+    """Synthetic env: metres per unit action (the scripted teacher's gain)."""
+
+    @property
+    def name(self) -> str:
+        return self.path or "scripted reach teacher"
+
+    def build(self) -> Teacher:
+        if self.path is None:
+            return ReachTeacher(self.move_scale)
+        return CheckpointTeacher(self)
+
+
+class ReachTeacher:
+    """The synthetic reach env's expert: move straight to the goal, at most one unit a step."""
+
+    def __init__(self, move_scale: float):
+        self.move_scale = move_scale
+
+    def reset(self) -> None:
+        pass
+
+    def act(self, env: gym.Env, obs: dict, executed: np.ndarray | None) -> np.ndarray:
+        delta = np.asarray(obs["delta"], np.float32)
+        return np.clip(delta / self.move_scale, -1.0, 1.0).astype(np.float32)
+
+
+class CheckpointTeacher:
+    """A learned skill's policy acting on its own observation preset of the env's sim."""
+
+    def __init__(self, spec: TeacherSpec):
+        import torch
+
+        from rearrange.skills.learned import build_policy_from_checkpoint
+
+        self._torch = torch
+        self.policy, ckpt = build_policy_from_checkpoint(Path(spec.path), spec.skill, "cpu")
+        self.keys = tuple(ckpt.observation_space.spaces)
+        self.preset = ckpt.obs_preset
+        self.action_dim = int(np.prod(ckpt.action_space.shape))
+        self.reset()
+
+    def reset(self) -> None:
+        torch, p = self._torch, self.policy
+        self._hidden = torch.zeros(1, p.num_recurrent_layers, p.hidden_size)
+        self._prev = torch.zeros(1, self.action_dim)
+        self._not_done = torch.zeros(1, dtype=torch.bool)
+
+    def observation(self, env: gym.Env) -> dict[str, np.ndarray]:
+        """The teacher's observation of the env's current state (its preset, same sim)."""
+        from rearrange.tasks.sensors import build_observation
+
+        base = env.unwrapped
+        obs = build_observation(
+            base.task, self.preset, base.sim, base.target, base.config.base_movement
+        )
+        return {k: obs[k] for k in self.keys}
+
+    def act(self, env: gym.Env, obs: dict, executed: np.ndarray | None) -> np.ndarray:
+        torch = self._torch
+        if executed is not None:
+            self._prev = torch.as_tensor(np.asarray(executed, np.float32)).reshape(1, -1)
+        tensors = {
+            k: torch.as_tensor(v, dtype=torch.float32)[None]
+            for k, v in self.observation(env).items()
+        }
+        with torch.no_grad():
+            _, action, _, self._hidden = self.policy.act(
+                tensors, self._hidden, self._prev, self._not_done, deterministic=True
+            )
+        self._not_done = torch.ones(1, dtype=torch.bool)
+        return action[0].numpy().astype(np.float32)
+
+
+class TeacherLabelWrapper(gym.Wrapper):
+    """Adds `teacher_action` to every observation: the teacher's action for that state. The
+    final observation of an episode (the runner resets right after it) gets zeros: no
+    student step is trained on it."""
+
+    def __init__(self, env: gym.Env, teacher: Teacher):
+        super().__init__(env)
+        if TEACHER_KEY in env.observation_space.spaces:
+            raise ValueError(f"the env already observes {TEACHER_KEY!r}")
+        self.teacher = teacher
+        shape = env.action_space.shape
+        spaces = dict(env.observation_space.spaces)
+        spaces[TEACHER_KEY] = gym.spaces.Box(-np.inf, np.inf, shape, np.float32)
+        self.observation_space = gym.spaces.Dict(spaces)
+        self._zeros = np.zeros(shape, np.float32)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        self.teacher.reset()
+        return self._labelled(obs, None), info
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if terminated or truncated:
+            obs = {**obs, TEACHER_KEY: self._zeros}
+        else:
+            obs = self._labelled(obs, np.asarray(action, np.float32))
+        return obs, reward, terminated, truncated, info
+
+    def _labelled(self, obs: dict, executed: np.ndarray | None) -> dict:
+        return {**obs, TEACHER_KEY: self.teacher.act(self.env, obs, executed)}
+
+
+@dataclass
+class TeacherLabelFactory:
+    """Picklable env factory: the run's env `index`, labelled by the teacher of `spec`."""
+
+    inner: Any
+    spec: TeacherSpec
+
+    def __call__(self, index: int) -> gym.Env:
+        return TeacherLabelWrapper(self.inner(index), self.spec.build())
+
+
+# ---------------------------------------------------------------- finding and checking
+def resolve_teacher(
+    skill: str, base_movement: bool, teacher: str | None, move_scale: float = 0.25
+) -> TeacherSpec:
+    """The teacher of a run: `teacher` (a checkpoint or a run directory) or the shipped
+    checkpoint of (skill, base movement), checked to fit; TeacherError (one line) if not."""
+    if skill == SYNTHETIC:
+        if teacher is not None:
+            raise TeacherError(
+                "the synthetic env's teacher is scripted: drop --teacher (distill.teacher)"
+            )
+        return TeacherSpec(SYNTHETIC, None, move_scale=move_scale)
+    path = teacher_path(skill, base_movement, teacher)
+    ckpt = check_teacher(path, skill, base_movement)
+    return TeacherSpec(skill, str(path.resolve()), ckpt.base_movement, ckpt.obs_preset)
+
+
+def teacher_path(skill: str, base_movement: bool, teacher: str | None) -> Path:
+    """The checkpoint file `teacher` names (a file, a train_skill run), through the skills'
+    checkpoint lookup; None: the shipped one."""
+    from rearrange.skills.base import SkillError
+    from rearrange.skills.checkpoint_lookup import find_skill_checkpoint
+
+    if teacher is None:
+        try:
+            return find_skill_checkpoint(skill, base_movement)
+        except SkillError as exc:
+            raise TeacherError(f"no teacher: {exc}; or pass --teacher CKPT") from None
+    path = Path(teacher).expanduser()
+    if not path.exists():
+        raise TeacherError(
+            f"--teacher {teacher}: no such file or run directory; pass a state checkpoint of "
+            f"{skill} (rearrange/skills/pretrained/{skill}.pt, runs/{skill}/RUN) or drop "
+            "--teacher for the shipped one"
+        )
+    if path.is_file():
+        return path
+    try:
+        return find_skill_checkpoint(skill, base_movement, checkpoints=path)
+    except SkillError as exc:
+        raise TeacherError(f"--teacher {teacher}: {exc}") from None
+
+
+def check_teacher(path: Path, skill: str, base_movement: bool):
+    """The teacher's `SkillCheckpoint` if it can label this run's states: readable, of the
+    same skill and base movement, on state observations the task provides, with the task's
+    action layout, and buildable; TeacherError (one line) naming what is wrong otherwise."""
+    from rearrange.runtime.checkpoint import CheckpointError, SkillCheckpoint, checkpoint_stem
+    from rearrange.skill_spec import action_layout
+    from rearrange.skills.base import SkillError
+    from rearrange.skills.learned import build_policy_from_checkpoint
+    from rearrange.tasks.sensors import task_observation_space
+
+    try:
+        ckpt = SkillCheckpoint.load(path, skill=skill)
+    except CheckpointError as exc:
+        raise TeacherError(f"--teacher: {exc}") from None
+    drop = "or drop --teacher for the shipped one"
+    if ckpt.skill != skill:
+        raise TeacherError(
+            f"--teacher {path} is a {ckpt.skill!r} checkpoint, not one of {skill!r}: pass a "
+            f"{skill} checkpoint {drop}"
+        )
+    if skill_def(skill).has_base_movement_variant and ckpt.base_movement != base_movement:
+        trained = "with" if ckpt.base_movement else "without"
+        fix = "add" if ckpt.base_movement else "drop"
+        raise TeacherError(
+            f"--teacher {path} was trained {trained} base movement: {fix} --base-movement, or "
+            f"pass a {checkpoint_stem(skill, base_movement)} checkpoint {drop}"
+        )
+    if ckpt.obs_preset == "depth":
+        raise TeacherError(
+            f"--teacher {path} acts on depth: the teacher must be a privileged state policy "
+            f"(obs preset state or state_rays), e.g. the shipped {skill}.pt"
+        )
+    want = (action_layout(skill, base_movement).size,)
+    if tuple(ckpt.action_space.shape) != want:
+        raise TeacherError(
+            f"--teacher {path} acts in {tuple(ckpt.action_space.shape)} but {skill}'s actions "
+            f"are {want}: pass a checkpoint of this task {drop}"
+        )
+    provided = task_observation_space(skill, ckpt.obs_preset, base_movement=base_movement).spaces
+    for key, space in ckpt.observation_space.spaces.items():
+        if key not in provided or provided[key].shape != space.shape:
+            raise TeacherError(
+                f"--teacher {path} observes {key!r} {space.shape}, which {skill} does not "
+                f"provide under preset {ckpt.obs_preset!r}: pass a checkpoint of this "
+                f"rearrange {drop}"
+            )
+    try:
+        build_policy_from_checkpoint(path, skill, "cpu")
+    except SkillError as exc:
+        raise TeacherError(f"--teacher: {exc}") from None
+    return ckpt

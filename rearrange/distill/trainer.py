@@ -1,0 +1,279 @@
+"""The distillation loop (DAgger): collect a round → aggregate → train the student → log →
+checkpoint. `DistillTrainer` is the "distill" row of the table of trainers
+(`rearrange/trainers.py`, docs/DESIGN.md §5.4).
+
+The env workers are the runtime's, each env wrapped so that its observation row carries the
+teacher's action (`teacher_labels.TeacherLabelFactory`): the teacher runs in the worker beside
+the simulator. The main process steps the envs in lock-step with the student
+(`collect.LockstepCollector`), appends the round's labelled chunks to the FIFO buffer
+(`buffer.ChunkBuffer`) and runs `distill.epochs` passes over it (`loss.distill_loss`, truncated
+BPTT over chunks). Checkpoints are `RunSession`'s, the VER trainer's format: the student's
+weights with the student's observation space (no teacher key), so `eval_skill --checkpoints`
+loads a distilled student like any VER checkpoint. The aggregated buffer is not saved: a
+resumed run continues weights, optimiser, counters, β and RNG, with an empty buffer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import torch
+from torch import nn
+
+from rearrange.distill.buffer import ChunkBuffer, RoundStorage
+from rearrange.distill.collect import LockstepCollector, RoundStats
+from rearrange.distill.config import DistillConfig
+from rearrange.distill.loss import distill_loss, sequence_distribution
+from rearrange.distill.schedule import LinearSchedule
+from rearrange.distill.teacher_labels import (
+    TEACHER_KEY,
+    TeacherError,
+    TeacherLabelFactory,
+    TeacherSpec,
+    check_teacher,
+)
+from rearrange.runtime.checkpoint import (
+    CheckpointError,
+    SkillCheckpoint,
+    TrainingState,
+    find_latest,
+)
+from rearrange.runtime.env_worker import EnvWorkerError, env_seeds, make_env_pool
+from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, log
+from rearrange.runtime.result import TrainResult
+from rearrange.runtime.run import RunConfig, RunSetup, next_multiple
+from rearrange.runtime.session import RunSession
+
+ALGO_KEY = "distill"  # marks a distillation checkpoint's learner state
+PolicyBuilder = Callable[[gym.spaces.Dict, gym.spaces.Box], nn.Module]
+
+
+def student_space(space: gym.spaces.Dict) -> gym.spaces.Dict:
+    """The env's observation space less the teacher's label: what the student sees."""
+    return gym.spaces.Dict({k: v for k, v in space.spaces.items() if k != TEACHER_KEY})
+
+
+class DistillTrainer:
+    """DAgger over the run's envs (`runtime.run.Trainer`: `train() -> TrainResult`)."""
+
+    def __init__(
+        self,
+        run: RunConfig,
+        cfg: DistillConfig,
+        setup: RunSetup,
+        teacher: TeacherSpec,
+        policy_builder: PolicyBuilder,
+    ):
+        self.run, self.cfg, self.setup, self.teacher = run, cfg, setup, teacher
+        self.policy_builder = policy_builder
+        self.beta = LinearSchedule(cfg.beta_start, cfg.beta_end, cfg.beta_steps)
+        self.session = RunSession(run, setup, "round")
+        self.num_steps = 0
+        self.num_updates = 0
+        self.pool = None
+
+    # ------------------------------------------------------------------ setup
+    def _build(self) -> None:
+        run, cfg = self.run, self.cfg
+        self.device = torch.device(run.resolved_device())
+        torch.manual_seed(run.seed)
+        np.random.seed(run.seed)
+        self.rng = np.random.default_rng(run.seed)
+        self.teacher = self._teacher_of_run()
+        factory = TeacherLabelFactory(self.setup.env_factory, self.teacher)
+        seeds = env_seeds(run.seed, 0, run.num_envs)
+        self.pool = make_env_pool(factory, run.num_envs, seeds, run.serial)
+        self.obs_space = student_space(self.pool.observation_space)
+        self.action_space = self.pool.action_space
+        self.policy = self.policy_builder(self.obs_space, self.action_space).to(self.device)
+        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=cfg.lr, eps=cfg.eps)
+        self.collector = LockstepCollector(
+            self.pool, self.policy, self.device, run.worker_timeout_s
+        )
+        hidden = (self.policy.num_recurrent_layers, self.policy.hidden_size)
+        adim = int(np.prod(self.action_space.shape))
+        self.storage = RoundStorage(
+            self.collector.obs_dtypes(),
+            run.num_envs,
+            cfg.rollout_steps,
+            cfg.chunk_len,
+            adim,
+            hidden,
+        )
+        self.buffer = ChunkBuffer(
+            self.obs_space, adim, hidden, cfg.chunk_len, cfg.buffer_chunks, cfg.depth_dtype
+        )
+        log.info(
+            "distill: teacher %s (%s); buffer %d steps (%.0f MB)",
+            self.teacher.name, self.teacher.obs_preset, self.buffer.capacity * cfg.chunk_len,
+            self.buffer.nbytes / 2**20,
+        )  # fmt: skip
+
+    def _teacher_of_run(self) -> TeacherSpec:
+        """The teacher: a run resumed without distill.teacher keeps the one its checkpoint
+        records (the default would be the shipped one, perhaps not what it trained with)."""
+        path = find_latest(self.session.checkpoint_dir) if self.setup.resume else None
+        given = self.setup.config_dict.get("distill", {}).get("teacher")
+        if path is None or given is not None or self.teacher.path is None:
+            return self.teacher
+        training = SkillCheckpoint.load(path).training
+        recorded = (training.learner if training else {}).get("teacher")
+        if not recorded or recorded == self.teacher.path:
+            return self.teacher
+        try:
+            ckpt = check_teacher(Path(recorded), self.teacher.skill, self.teacher.base_movement)
+        except TeacherError as exc:
+            raise CheckpointError(
+                f"{path} was distilled from teacher {recorded}, now unusable ({exc}): pass "
+                "--teacher to continue with another"
+            ) from None
+        log.info("resuming with the run's teacher %s", recorded)
+        return dataclasses.replace(self.teacher, path=recorded, obs_preset=ckpt.obs_preset)
+
+    # ------------------------------------------------------------------ checkpoints
+    def save(self) -> None:
+        self.session.save(
+            self.policy,
+            self.obs_space,
+            self.action_space,
+            num_steps=self.num_steps,
+            num_updates=self.num_updates,
+            learner={
+                "algo": ALGO_KEY,
+                "optimizer": self.optimizer.state_dict(),
+                "teacher": self.teacher.path,
+            },
+        )
+
+    def _restore(self, path: Path, ckpt: SkillCheckpoint, training: TrainingState) -> None:
+        learner = training.learner
+        if learner.get("algo") != ALGO_KEY:
+            raise CheckpointError(
+                f"checkpoint {path} was not written by --algo distill: resume it with the "
+                "trainer that wrote it, or start a new run (another --run-name)"
+            )
+        try:
+            self.policy.load_state_dict(ckpt.weights)
+            self.optimizer.load_state_dict(learner["optimizer"])
+        except (RuntimeError, ValueError, KeyError) as exc:
+            first = str(exc).strip().splitlines()[-1].strip()
+            raise CheckpointError(
+                f"checkpoint {path} does not fit this run's student ({first}): resume with "
+                "the model config it was trained with"
+            ) from None
+        self.num_steps, self.num_updates = ckpt.num_steps, ckpt.num_updates
+        log.info("resumed at step %d: the aggregated buffer starts empty", self.num_steps)
+
+    # ------------------------------------------------------------------ loop
+    def train(self) -> TrainResult:
+        stop = self.session.start()
+        try:
+            self._build()
+            self.session.resume(self._restore, map_location=self.device)
+            logger = self.session.open_logger(self.num_steps)
+            self.collector.start()
+            return self._loop(logger, stop)
+        except EnvWorkerError as exc:
+            where = self.session.last_checkpoint or "none yet"
+            raise EnvWorkerError(f"{exc}; last checkpoint: {where}", exc.worker_traceback) from None
+        finally:
+            self.session.shutdown(self.pool)
+
+    def _loop(self, logger: TrainLogger, stop) -> TrainResult:
+        run = self.run
+        next_log = next_multiple(self.num_steps, run.log_every_steps)
+        next_ckpt = next_multiple(self.num_steps, run.checkpoint_every_steps)
+        start_steps, t_start = self.num_steps, time.monotonic()
+        run_start = (start_steps, t_start)
+        collect_total = learn_total = 0.0
+        rounds, scalars = 0, {}
+        while self.num_steps < run.total_steps and not stop.stop:
+            stats = self.collector.collect(self.storage, self.beta, self.num_steps)
+            self.buffer.add(self.storage.chunks())
+            t_learn = time.monotonic()
+            learn = self._learn()
+            learn_s = time.monotonic() - t_learn
+            self.num_steps += stats.steps
+            rounds += 1
+            collect_total += stats.seconds
+            learn_total += learn_s
+            logger.recent_episodes.extend(stats.episodes)
+            sps = (self.num_steps - start_steps) / max(time.monotonic() - t_start, 1e-9)
+            scalars = self._scalars(stats, learn, learn_s, sps)
+            scalars.update(episode_scalars(list(logger.recent_episodes)))
+            if self.num_steps >= next_log or self.num_steps >= run.total_steps:
+                logger.update(self.num_steps, self.num_updates, scalars, stats.steps)
+                log.info(
+                    "distill: loss=%.4g mse=%.4g |student-teacher|=%.3g beta=%.3g",
+                    scalars.get("learn/loss", float("nan")),
+                    scalars.get("learn/mse", float("nan")),
+                    stats.abs_diff, stats.beta,
+                )  # fmt: skip
+                next_log = next_multiple(self.num_steps, run.log_every_steps)
+            elif logger.bar is not None:
+                logger.bar.update(stats.steps)
+            if next_ckpt <= self.num_steps < run.total_steps:  # the end saves below
+                self.save()
+                next_ckpt = next_multiple(self.num_steps, run.checkpoint_every_steps)
+            if rounds == 1:  # SPS excludes the first round (worker start-up, first resets)
+                start_steps, t_start = self.num_steps, time.monotonic()
+        self.save()
+        if rounds <= 1:
+            start_steps, t_start = run_start
+        elapsed = max(time.monotonic() - t_start, 1e-9)
+        return TrainResult(
+            self.num_steps,
+            self.num_updates,
+            (self.num_steps - start_steps) / elapsed,
+            collect_total,
+            learn_total,
+            self.session.last_checkpoint,
+            scalars,
+        )
+
+    def _learn(self) -> dict[str, float]:
+        """`distill.epochs` passes over the buffer; the minibatches' mean stats."""
+        cfg, totals, count = self.cfg, {}, 0
+        for _ in range(cfg.epochs):
+            for indices in self.buffer.epoch(cfg.minibatch_chunks, self.rng):
+                stats = self._update(indices)
+                for key, value in stats.items():
+                    totals[key] = totals.get(key, 0.0) + value
+                count += 1
+        return {k: v / max(count, 1) for k, v in totals.items()}
+
+    def _update(self, indices: np.ndarray) -> dict[str, float]:
+        batch = self.buffer.batch(indices, self.device)
+        dist = sequence_distribution(
+            self.policy, batch.obs, batch.hidden, batch.prev_actions, batch.seq_lengths
+        )
+        loss, stats = distill_loss(dist, batch.targets, self.cfg.loss)
+        if not torch.isfinite(loss):
+            log.warning("distill: non-finite loss %s: minibatch skipped", loss.item())
+            return {"skipped": 1.0}
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        norm = nn.utils.clip_grad_norm_(self.policy.parameters(), self.cfg.max_grad_norm)
+        self.optimizer.step()
+        self.num_updates += 1
+        return {**stats, "grad_norm": float(norm), "skipped": 0.0}
+
+    def _scalars(self, stats: RoundStats, learn: dict, learn_s: float, sps: float) -> dict:
+        out = {f"learn/{k}": v for k, v in learn.items()}
+        out.update(
+            {
+                "distill/beta": stats.beta,
+                "distill/teacher_share": stats.teacher_share,
+                "distill/action_abs_diff": stats.abs_diff,
+                "distill/buffer_steps": float(self.buffer.steps),
+                "perf/sps": sps,
+                "perf/collect_s": stats.seconds,
+                "perf/learn_s": learn_s,
+            }
+        )
+        return out

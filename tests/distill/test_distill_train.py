@@ -1,0 +1,67 @@
+"""End to end: `train_skill --algo distill` writes the VER trainer's checkpoint of the depth
+student, which the ordinary loader (a learned skill) reads back; `--resume` continues the
+step count; on the synthetic reach env the student learns the teacher."""
+
+import numpy as np
+import torch
+from distill_testlib import TINY_DAGGER, TINY_STUDENT, tb_scalars
+
+from rearrange.distill.teacher_labels import TEACHER_KEY
+from rearrange.runtime.checkpoint import SkillCheckpoint
+from rearrange.skills.learned import LearnedSkill
+from rearrange.skills.pretrained import pretrained_path
+from rearrange.train_skill import main
+
+
+def test_pick_student_checkpoints_loads_and_resumes(tmp_path):
+    argv = ["pick", "--algo", "distill", "--serial", "--run-name", "d", f"runs_root={tmp_path}",
+            *TINY_STUDENT, *TINY_DAGGER, "run.log_every_steps=32"]  # fmt: skip
+    assert main([*argv, "run.total_steps=64"]) == 0
+    latest = tmp_path / "pick" / "d" / "checkpoints" / "latest.pt"
+    first = SkillCheckpoint.load(latest)
+    assert (first.skill, first.obs_preset, first.base_movement, first.num_steps) == (
+        "pick", "depth", False, 64
+    )  # fmt: skip
+    assert TEACHER_KEY not in first.observation_space.spaces
+    assert first.training.learner["teacher"] == str(pretrained_path("pick").resolve())
+    skill = LearnedSkill(latest, skill_name="pick")  # what eval_skill --checkpoints loads
+    assert skill.observation_preset == "depth" and skill.observation_space["depth"].shape[0] == 32
+    obs = {k: np.zeros(s.shape, np.float32) for k, s in skill.observation_space.spaces.items()}
+    assert skill.act(obs, None).shape == (8,)
+
+    assert main([*argv, "--resume", "run.total_steps=128"]) == 0
+    resumed = SkillCheckpoint.load(latest)
+    assert resumed.num_steps == 128 and resumed.num_updates > first.num_updates
+    assert not torch.equal(resumed.weights["action_head.mean.weight"],
+                           first.weights["action_head.mean.weight"])  # fmt: skip
+    betas = tb_scalars(tmp_path / "pick" / "d", "distill/beta")
+    assert [s for s, _ in betas] == [32, 64, 96, 128]  # one log grid across the two sessions
+    for tag in ("learn/loss", "distill/action_abs_diff", "episode/success", "perf/sps"):
+        assert tb_scalars(tmp_path / "pick" / "d", tag), tag
+
+
+def test_the_student_learns_the_synthetic_teacher(tmp_path):
+    """Loss and disagreement fall while β goes to 0: the student then acts alone."""
+    argv = ["synthetic", "--algo", "distill", "--serial", "--run-name", "s",
+            f"runs_root={tmp_path}", "run.num_envs=2", "run.total_steps=1536",
+            "run.log_every_steps=256", "distill.rollout_steps=16", "distill.chunk_len=8",
+            "distill.buffer_steps=512", "distill.minibatch_steps=64", "distill.beta_steps=1024",
+            "distill.lr=1e-3"]  # fmt: skip
+    assert main(argv) == 0
+    run = tmp_path / "synthetic" / "s"
+    loss = [v for _, v in tb_scalars(run, "learn/mse")]
+    diff = [v for _, v in tb_scalars(run, "distill/action_abs_diff")]
+    beta = [v for _, v in tb_scalars(run, "distill/beta")]
+    assert loss[-1] < loss[0] / 5 and diff[-1] < diff[0] / 2
+    assert beta[0] > 0.7 and beta[-1] == 0.0  # the first log: the mean β of steps 224-255
+    assert tb_scalars(run, "episode/success")[-1][1] > 0.9  # the student alone reaches
+
+
+def test_env_worker_processes_label_too(tmp_path):
+    """The same run with spawned env workers (the teacher built in each one)."""
+    argv = ["synthetic", "--algo", "distill", "--run-name", "p", f"runs_root={tmp_path}",
+            "run.num_envs=2", "run.total_steps=128", "distill.rollout_steps=16",
+            "distill.chunk_len=8", "distill.buffer_steps=128", "distill.minibatch_steps=32"]  # fmt: skip
+    assert main(argv) == 0
+    latest = tmp_path / "synthetic" / "p" / "checkpoints" / "latest.pt"
+    assert SkillCheckpoint.load(latest).num_steps == 128
