@@ -204,6 +204,10 @@ class ChunkBuffer:
         for i in range(0, self.count, chunks_per_batch):
             yield order[i : i + chunks_per_batch]
 
+    def sample(self, chunks_per_batch: int, rng: np.random.Generator) -> np.ndarray:
+        """`chunks_per_batch` distinct held chunks drawn at random (all of them when fewer)."""
+        return rng.choice(self.count, size=min(chunks_per_batch, self.count), replace=False)
+
     def batch(self, indices: np.ndarray, device: torch.device | str = "cpu") -> Batch:
         """Chunks `indices` (slots) as one minibatch on `device`."""
         indices = np.asarray(indices)

@@ -237,14 +237,19 @@ class DistillTrainer:
         )
 
     def _learn(self) -> dict[str, float]:
-        """`distill.epochs` passes over the buffer; the minibatches' mean stats."""
+        """`distill.updates_per_round` random minibatches of the buffer (or, at 0,
+        `distill.epochs` passes over it); the minibatches' mean stats."""
         cfg, totals, count = self.cfg, {}, 0
-        for _ in range(cfg.epochs):
-            for indices in self.buffer.epoch(cfg.minibatch_chunks, self.rng):
-                stats = self._update(indices)
-                for key, value in stats.items():
-                    totals[key] = totals.get(key, 0.0) + value
-                count += 1
+        k = cfg.minibatch_chunks
+        if cfg.updates_per_round > 0:
+            batches = (self.buffer.sample(k, self.rng) for _ in range(cfg.updates_per_round))
+        else:
+            batches = (i for _ in range(cfg.epochs) for i in self.buffer.epoch(k, self.rng))
+        for indices in batches:
+            stats = self._update(indices)
+            for key, value in stats.items():
+                totals[key] = totals.get(key, 0.0) + value
+            count += 1
         return {k: v / max(count, 1) for k, v in totals.items()}
 
     def _update(self, indices: np.ndarray) -> dict[str, float]:

@@ -88,6 +88,16 @@ def test_written_chunks_read_back_as_one_minibatch(dtype, tolerance):
     assert batch.hidden[:, 0, 0].tolist() == [7.0, 0.0, 3.0]
 
 
+def test_a_sample_is_distinct_held_chunks_capped_at_the_count():
+    buf = ChunkBuffer(SPACE, A, (R, H), chunk_len=2, capacity=8)
+    buf.add(_chunks([1, 2, 3]))
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        b = buf.sample(2, rng)
+        assert len(b) == 2 and len(set(b.tolist())) == 2 and set(b.tolist()) <= {0, 1, 2}
+    assert sorted(buf.sample(5, rng).tolist()) == [0, 1, 2]  # fewer held than asked: all
+
+
 def test_an_epoch_visits_every_chunk_once():
     buf = ChunkBuffer(SPACE, A, (R, H), chunk_len=2, capacity=8)
     buf.add(_chunks([1, 2, 3, 4, 5]))
