@@ -71,6 +71,13 @@ class SimConfig:
     without it stays put, and a deterministic policy asks for the same move again every
     step (docs/DESIGN.md §3). False: the world before it (the shipped skills on 50 val
     episodes of seed 1: the same or better with it, open_fridge 54 -> 64 %)."""
+    arm_slide_with_base: bool = True
+    """With `robot_slide` and `arm_slide`: a wholly blocked step whose base moves a free
+    part of its move also slides its arm move, from the pose that part ends in. Without it
+    the base part (often a sliver of a turn) took the step and the arm stayed where it was:
+    the learned pick and close_fridge --base-movement froze so, an arm link against the
+    fridge's side wall or its open door, in 19 of their 44 failed val episodes of seed 0
+    (docs/DESIGN.md §3). False: the world before it."""
     stop_loose_parts: bool = True
     """With `world_blocks_robot`: a door or drawer that nothing holds and that moved during
     a step (let go while it swung, it coasts on) is re-measured against the robot after the

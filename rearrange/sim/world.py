@@ -63,7 +63,8 @@ force those contacts count for in `contact_force()` (see the module doc)."""
 # m or rad: a loose door or drawer that moved more than this in a step is re-measured
 # against the robot (`_stop_free_parts`); below it, solver jitter of parts at rest
 FREE_PART_MOVED = 1e-6
-# rad: an arm move the slide cut to less than this (every joint) is no move (arm_slide)
+# rad: an arm move the slide cut to less than this (every joint) is no move (arm_slide);
+# m or rad: a base part (robot_slide) smaller than this is none (with arm_slide_with_base)
 SLIDE_MIN_MOVE = 1e-4
 
 
@@ -379,9 +380,18 @@ class RearrangeSim:
         if lo == 0.0 and base_move.any() and self.config.robot_slide:
             part = self._free_base_part(arm_start, base_start, base_move, cap)
             if part is not None:
-                self.arm_target = arm_start.copy()
-                self._end_depth = part[1]
-                self._note_depth(part[1][0])
+                self.arm_target, self._end_depth = arm_start.copy(), part[1]
+                # ... and the arm slides from the base part's pose (`SimConfig.arm_slide`):
+                # the base part alone (often a sliver of a turn) left the arm where it was,
+                # and a deterministic policy froze asking for the same step again
+                slid = None
+                cfg = self.config
+                if arm_move.any() and cfg.arm_slide and cfg.arm_slide_with_base:
+                    slid = self._slid_arm_move(arm_start, part[0], arm_move, cap)
+                if slid is not None:
+                    self.arm_target, self._end_depth = arm_start + slid[0], slid[1]
+                    self.arm_slid_steps += 1
+                self._note_depth(self._end_depth[0])
                 return part[0]
         if lo == 0.0 and arm_move.any() and self.config.arm_slide:
             slid = self._slid_arm_move(arm_start, base_start, arm_move, cap)
@@ -438,8 +448,9 @@ class RearrangeSim:
         dx, dy, dyaw = (float(v) for v in base_move)
         doors = self.door_footprints()
         for part in ((0.0, 0.0, dyaw), (dx, dy, 0.0), (dx, 0.0, 0.0), (0.0, dy, 0.0)):
-            if not any(part):
-                continue
+            least = SLIDE_MIN_MOVE if self.config.arm_slide_with_base else 0.0
+            if max(abs(v) for v in part) <= least:
+                continue  # nothing, or a sliver (a turn asked as 0.0 in float32)
             goal = base_start + np.asarray(part)
             if (part[0] or part[1]) and self._blocked(goal[0], goal[1], base_start, doors):
                 continue
