@@ -1,7 +1,7 @@
 """What a boolean world option costs (`SimConfig.stop_loose_parts`, `arm_slide`,
-`block_held_handle`), on the real workload: a shipped learned skill (default open_fridge,
-fixed base or --base-movement) on its own val episodes, the same episodes with the option
-on and off, interleaved episode by episode.
+`arm_slide_with_base`, `block_held_handle`), on the real workload: a shipped learned skill
+(default open_fridge, fixed base or --base-movement) on its own val episodes, the same
+episodes with the option on and off, interleaved episode by episode.
 
     MUJOCO_GL=egl python -m benchmarks.sim_option_cost --field arm_slide --episodes 20 [--skill open_fridge]
 
@@ -26,6 +26,7 @@ import numpy as np  # noqa: E402
 COUNTERS = {
     "stop_loose_parts": "free_part_stopped_steps",
     "arm_slide": "arm_slid_steps",
+    "arm_slide_with_base": "arm_slid_steps",  # with it, also those slid beside a base part
     "block_held_handle": "held_part_blocked_steps",
 }
 

@@ -24,8 +24,8 @@ reaches ~0.7 m beyond the base disc, so every command passes `guard_base`: it is
 against the exact clearance of the arm (and torso, head and a held object) at the pose it
 leads to, and slowed, swerved, reversed or stopped when that would end closer than
 BASE_GAP. Where the guard keeps overriding the path the base backs off and plans again; a
-goal whose last turn is blocked both ways is entered straight from a pre-goal point
-behind it (`_pre_goal`), and one that would put the arm into a wall when driven into
+goal whose last turn is blocked both ways, or clear only the long way round (more than
+LONG_TURN_MAX), is entered straight from a pre-goal point behind it (`_pre_goal`), and one that would put the arm into a wall when driven into
 forward is backed into (`_arrival`).
 """
 
@@ -261,8 +261,9 @@ class PathFollower:
 
     def _pre_goal(self, sim, last: tuple[float, float] | None) -> tuple[float, float] | None:
         """A waypoint PRE_GOAL behind the goal along its heading when the turn to that
-        heading at the goal would sweep the arm into the scene both ways round (a stand
-        pose beside the open fridge): the base turns there instead and drives the last
+        heading at the goal would sweep the arm into the scene both ways round, or the
+        short way and the long way is longer than LONG_TURN_MAX (stand poses beside the
+        open fridge): the base turns there instead and drives the last
         stretch straight in. `last`: the path point before the goal (None: needed
         anyway). None when not needed or not possible."""
         if getattr(sim, "model", None) is None or getattr(sim, "idx", None) is None:
@@ -281,7 +282,9 @@ class PathFollower:
                 return None
             pose = (gx, gy, heading)
             long_way = delta - math.copysign(2 * math.pi, delta)
-            if static_turn_clear(sim, delta, pose) or static_turn_clear(sim, long_way, pose):
+            if static_turn_clear(sim, delta, pose):
+                return None
+            if abs(long_way) <= LONG_TURN_MAX and static_turn_clear(sim, long_way, pose):
                 return None
         u = (math.cos(gyaw), math.sin(gyaw))
         for d in PRE_GOAL:
@@ -441,6 +444,10 @@ BODY_GAP = 0.01
 TURN_SAMPLE = 0.12  # rad between the headings `static_turn_clear` checks
 PRE_GOAL = (0.5, 0.6, 0.4, 0.7, 0.35)  # m behind the goal a pre-goal waypoint may stand
 PRE_GOAL_NEAR = 0.8  # m: blocked turns this close to the goal switch to a pre-goal approach
+# rad: the longest way round a goal's last turn may take where the short way sweeps the
+# arm into the scene; longer, the goal is entered from a pre-goal point (`_pre_goal`). A
+# 290-degree turn at the open fridge took 60 of close_fridge --base-movement's 300 steps.
+LONG_TURN_MAX = math.radians(200)
 
 
 def static_turn_clear(sim, delta: float, pose=None) -> bool:
