@@ -76,8 +76,9 @@ class SimConfig:
     part of its move also slides its arm move, from the pose that part ends in. Without it
     the base part (often a sliver of a turn) took the step and the arm stayed where it was:
     the learned pick and close_fridge --base-movement froze so, an arm link against the
-    fridge's side wall or its open door, in 19 of their 44 failed val episodes of seed 0
-    (docs/DESIGN.md §3). False: the world before it."""
+    fridge's side wall or its open door (pick: 13 of its 21 timeouts on val episodes of
+    seed 0; docs/DESIGN.md §3). With it a base part under 1e-4 (m or rad) counts as none.
+    False: the world before it."""
     stop_loose_parts: bool = True
     """With `world_blocks_robot`: a door or drawer that nothing holds and that moved during
     a step (let go while it swung, it coasts on) is re-measured against the robot after the
