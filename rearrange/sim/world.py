@@ -377,34 +377,37 @@ class RearrangeSim:
                     self._start_depth = self._depth_at(arm_start, base_start)
                     return self._free_goal(arm_start, base_start, base_goal)
         self.blocked_steps += 1
-        if lo == 0.0 and base_move.any() and self.config.robot_slide:
+        cfg = self.config
+        if lo == 0.0 and base_move.any() and cfg.robot_slide:
             part = self._free_base_part(arm_start, base_start, base_move, cap)
             if part is not None:
-                self.arm_target, self._end_depth = arm_start.copy(), part[1]
                 # ... and the arm slides from the base part's pose (`SimConfig.arm_slide`):
                 # the base part alone (often a sliver of a turn) left the arm where it was,
                 # and a deterministic policy froze asking for the same step again
                 slid = None
-                cfg = self.config
                 if arm_move.any() and cfg.arm_slide and cfg.arm_slide_with_base:
                     slid = self._slid_arm_move(arm_start, part[0], arm_move, cap)
-                if slid is not None:
-                    self.arm_target, self._end_depth = arm_start + slid[0], slid[1]
-                    self.arm_slid_steps += 1
-                self._note_depth(self._end_depth[0])
-                return part[0]
-        if lo == 0.0 and arm_move.any() and self.config.arm_slide:
+                return self._take_slide(arm_start, part[0], part[1], slid)
+        if lo == 0.0 and arm_move.any() and cfg.arm_slide:
             slid = self._slid_arm_move(arm_start, base_start, arm_move, cap)
             if slid is not None:
-                self.arm_target = arm_start + slid[0]
-                self._end_depth = slid[1]
-                self._note_depth(slid[1][0])
-                self.arm_slid_steps += 1
-                return base_start.copy()
+                return self._take_slide(arm_start, base_start.copy(), None, slid)
         self.arm_target = arm_start + lo * arm_move
         self._end_depth = lo_depth
         self._note_depth(lo_depth[0])
         return base_start + lo * base_move
+
+    def _take_slide(self, arm_start, base_goal, base_depth, slid) -> np.ndarray:
+        """End a wholly blocked step on a slide: the arm at `arm_start` plus the slid move
+        (`_slid_arm_move`'s (move, end depths)), or held there when `slid` is None with the
+        end depths `base_depth` of the base part alone; returns the base goal."""
+        if slid is None:
+            self.arm_target, self._end_depth = arm_start.copy(), base_depth
+        else:
+            self.arm_target, self._end_depth = arm_start + slid[0], slid[1]
+            self.arm_slid_steps += 1
+        self._note_depth(self._end_depth[0])
+        return base_goal
 
     def _slid_arm_move(self, arm_start, base_start, arm_move, cap):
         """A wholly blocked step's arm move less what drives into the contacts of the start
@@ -447,8 +450,8 @@ class RearrangeSim:
         (`SimConfig.robot_slide`). (base goal, its depths), or None."""
         dx, dy, dyaw = (float(v) for v in base_move)
         doors = self.door_footprints()
+        least = SLIDE_MIN_MOVE if self.config.arm_slide_with_base else 0.0
         for part in ((0.0, 0.0, dyaw), (dx, dy, 0.0), (dx, 0.0, 0.0), (0.0, dy, 0.0)):
-            least = SLIDE_MIN_MOVE if self.config.arm_slide_with_base else 0.0
             if max(abs(v) for v in part) <= least:
                 continue  # nothing, or a sliver (a turn asked as 0.0 in float32)
             goal = base_start + np.asarray(part)

@@ -25,8 +25,8 @@ against the exact clearance of the arm (and torso, head and a held object) at th
 leads to, and slowed, swerved, reversed or stopped when that would end closer than
 BASE_GAP. Where the guard keeps overriding the path the base backs off and plans again; a
 goal whose last turn is blocked both ways, or clear only the long way round (more than
-LONG_TURN_MAX), is entered straight from a pre-goal point behind it (`_pre_goal`), and one that would put the arm into a wall when driven into
-forward is backed into (`_arrival`).
+LONG_TURN_MAX), is entered straight from a pre-goal point behind it (`_pre_goal`), and one
+that would put the arm into a wall when driven into forward is backed into (`_arrival`).
 """
 
 from __future__ import annotations
@@ -262,9 +262,9 @@ class PathFollower:
     def _pre_goal(self, sim, last: tuple[float, float] | None) -> tuple[float, float] | None:
         """A waypoint PRE_GOAL behind the goal along its heading when the turn to that
         heading at the goal would sweep the arm into the scene both ways round, or the
-        short way and the long way is longer than LONG_TURN_MAX (stand poses beside the
-        open fridge): the base turns there instead and drives the last
-        stretch straight in. `last`: the path point before the goal (None: needed
+        short way and the long way round is longer than LONG_TURN_MAX (stand poses beside
+        the open fridge): the base turns there instead and drives the last stretch
+        straight in. `last`: the path point before the goal (None: needed
         anyway). None when not needed or not possible."""
         if getattr(sim, "model", None) is None or getattr(sim, "idx", None) is None:
             return None
