@@ -349,7 +349,7 @@ class OracleArticulation(OracleSkill):
         """Base action toward the work pose along the NavMap's shortest path (None: there,
         stalled, or no base movement). A straight drive ran into the open fridge door or
         the furniture beside it and spent its whole budget there."""
-        from rearrange.skills.oracle_nav import FollowerConfig, PathFollower
+        from rearrange.skills.oracle_nav import LONG_TURN_MAX, FollowerConfig, PathFollower
 
         if not self.base_movement or self._n > DRIVE_TIMEOUT:
             return None
@@ -369,7 +369,7 @@ class OracleArticulation(OracleSkill):
                 if clearance_at(sim, base=(x, y, heading), arm=rest, whole_robot=False) > 0.04:
                     break
             self._work = (x, y, heading)
-            cfg = FollowerConfig(pos_tol=0.05, yaw_tol=math.radians(4))
+            cfg = FollowerConfig(pos_tol=0.05, yaw_tol=math.radians(4), long_turn_max=LONG_TURN_MAX)
             self._follower = PathFollower(config=cfg)
             self._follower.ignore_parts = (self._art.name,)
             self._follower.reset(self._work)

@@ -82,7 +82,7 @@ from rearrange.skills.oracle_motion import (
     segment_clear,
     toward_ball,
 )
-from rearrange.skills.oracle_nav import PathFollower
+from rearrange.skills.oracle_nav import LONG_TURN_MAX, FollowerConfig, PathFollower
 
 REACH_TOL = 0.03  # m: a via-point counts as reached
 PHASE_TIMEOUT = 90  # steps before a stuck phase moves on
@@ -243,7 +243,7 @@ class _NavThenManip(_ArmOracle):
                 pose = best_ready_pose(sim, target_xy, yaw, held=held)
             if pose is None:
                 return None
-            self._follower = PathFollower()
+            self._follower = PathFollower(config=FollowerConfig(long_turn_max=LONG_TURN_MAX))
             self._follower.reset(pose)
             self._follower.arm_at_goal = np.asarray(R.REST_ARM_QPOS)
             if inside is not None:

@@ -25,7 +25,8 @@ against the exact clearance of the arm (and torso, head and a held object) at th
 leads to, and slowed, swerved, reversed or stopped when that would end closer than
 BASE_GAP. Where the guard keeps overriding the path the base backs off and plans again; a
 goal whose last turn is blocked both ways, or clear only the long way round (more than
-LONG_TURN_MAX), is entered straight from a pre-goal point behind it (`_pre_goal`), and one
+`FollowerConfig.long_turn_max`, set at the base-moving skills' work poses), is entered
+straight from a pre-goal point behind it (`_pre_goal`), and one
 that would put the arm into a wall when driven into forward is backed into (`_arrival`).
 """
 
@@ -78,6 +79,12 @@ class FollowerConfig:
     guard_patience: int = 12
     """steps `guard_base` may override the path in a row before the base backs off and
     plans again."""
+    long_turn_max: float | None = None
+    """rad: the longest way round a goal's last turn may take where the short way is
+    blocked; longer, the goal is entered from a pre-goal point (`_pre_goal`). None: any
+    long way is turned. The base-moving manipulation skills set LONG_TURN_MAX at their work
+    poses; plain nav keeps None (with the limit, 4 of 50 prepare_groceries nav legs to the
+    fridge ran out of their 500 steps on the detour)."""
 
 
 class PathFollower:
@@ -262,8 +269,8 @@ class PathFollower:
     def _pre_goal(self, sim, last: tuple[float, float] | None) -> tuple[float, float] | None:
         """A waypoint PRE_GOAL behind the goal along its heading when the turn to that
         heading at the goal would sweep the arm into the scene both ways round, or the
-        short way and the long way round is longer than LONG_TURN_MAX (stand poses beside
-        the open fridge): the base turns there instead and drives the last stretch
+        short way and the long way round is longer than `cfg.long_turn_max` (stand poses
+        beside the open fridge): the base turns there instead and drives the last stretch
         straight in. `last`: the path point before the goal (None: needed
         anyway). None when not needed or not possible."""
         if getattr(sim, "model", None) is None or getattr(sim, "idx", None) is None:
@@ -284,7 +291,9 @@ class PathFollower:
             long_way = delta - math.copysign(2 * math.pi, delta)
             if static_turn_clear(sim, delta, pose):
                 return None
-            if abs(long_way) <= LONG_TURN_MAX and static_turn_clear(sim, long_way, pose):
+            limit = self.cfg.long_turn_max
+            turnable = limit is None or abs(long_way) <= limit
+            if turnable and static_turn_clear(sim, long_way, pose):
                 return None
         u = (math.cos(gyaw), math.sin(gyaw))
         for d in PRE_GOAL:
@@ -444,9 +453,9 @@ BODY_GAP = 0.01
 TURN_SAMPLE = 0.12  # rad between the headings `static_turn_clear` checks
 PRE_GOAL = (0.5, 0.6, 0.4, 0.7, 0.35)  # m behind the goal a pre-goal waypoint may stand
 PRE_GOAL_NEAR = 0.8  # m: blocked turns this close to the goal switch to a pre-goal approach
-# rad: the longest way round a goal's last turn may take where the short way sweeps the
-# arm into the scene; longer, the goal is entered from a pre-goal point (`_pre_goal`). A
-# 290-degree turn at the open fridge took 60 of close_fridge --base-movement's 300 steps.
+# rad: the base-moving manipulation skills' `FollowerConfig.long_turn_max` at their work
+# poses. A 290-degree turn at the open fridge took 60 of close_fridge --base-movement's
+# 300 steps.
 LONG_TURN_MAX = math.radians(200)
 
 

@@ -1,7 +1,9 @@
 """`PathFollower._pre_goal` with the path's last point known: a goal whose last turn is
 blocked the short way and clear only the long way round enters from a pre-goal point when
-that way is longer than LONG_TURN_MAX (a 290-degree turn at the open fridge cost 60 of
-close_fridge --base-movement's 300 steps), and turns the long way when it is not."""
+that way is longer than the follower's `long_turn_max` (LONG_TURN_MAX for the base-moving
+skills' work poses: a 290-degree turn at the open fridge cost 60 of close_fridge
+--base-movement's 300 steps), and turns the long way when it is not; plain nav (no limit)
+turns any long way."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import math
 import pytest
 
 from rearrange.skills import oracle_motion, oracle_nav
-from rearrange.skills.oracle_nav import LONG_TURN_MAX, PRE_GOAL, PathFollower
+from rearrange.skills.oracle_nav import LONG_TURN_MAX, PRE_GOAL, FollowerConfig, PathFollower
 
 
 class _Sim:
@@ -29,8 +31,8 @@ def short_way_blocked(monkeypatch):
     monkeypatch.setattr(PathFollower, "_arrival", lambda self, sim, x, y: "forward")
 
 
-def _follower() -> PathFollower:
-    f = PathFollower()
+def _follower(limit: float | None = LONG_TURN_MAX) -> PathFollower:
+    f = PathFollower(config=FollowerConfig(long_turn_max=limit))
     f.reset((0.0, 0.0, 0.0))
     return f
 
@@ -55,3 +57,44 @@ def test_long_way_within_the_limit_is_turned(short_way_blocked):
 def test_short_way_clear_needs_no_pre_goal(short_way_blocked):
     # arriving at -90 deg: the short way is +90, clear
     assert _follower()._pre_goal(_Sim(), _last_point(math.radians(-90))) is None
+
+
+def test_plain_nav_turns_any_long_way(short_way_blocked):
+    # the default follower (the nav skill's) has no limit: the +270 deg way is turned
+    assert FollowerConfig().long_turn_max is None
+    assert _follower(None)._pre_goal(_Sim(), _last_point(math.radians(90))) is None
+
+
+@pytest.mark.parametrize(
+    "task,base_movement,limits",
+    [
+        ("close_fridge", True, {LONG_TURN_MAX}),
+        ("pick", True, {LONG_TURN_MAX}),
+        ("nav", False, {None}),
+    ],
+)
+def test_which_oracle_follows_with_the_limit(monkeypatch, task, base_movement, limits):
+    """The followers the oracles make over one val episode of the real task env: the
+    base-moving manipulation skills' carry the limit, the nav skill's none."""
+    pytest.importorskip("mujoco")
+    from rearrange.skills.registry import make_oracle
+    from rearrange.skills.rollout import run_skill_episode
+    from rearrange.tasks import default_task_config, make_env
+
+    made: list[PathFollower] = []
+    real = PathFollower.__init__
+
+    def spy(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(PathFollower, "__init__", spy)
+    cfg = default_task_config(task, num_episodes=1, base_movement=base_movement)
+    env = make_env(task, cfg, split="val", seed=0)
+    skill = make_oracle(task, base_movement=base_movement)
+    skill.step_limit = 40  # the follower is made on the first driving step
+    try:
+        run_skill_episode(env, skill, 0)
+    finally:
+        env.close()
+    assert made and {f.cfg.long_turn_max for f in made} == limits
