@@ -26,8 +26,8 @@ leads to, and slowed, swerved, reversed or stopped when that would end closer th
 BASE_GAP. Where the guard keeps overriding the path the base backs off and plans again; a
 goal whose last turn is blocked both ways, or clear only the long way round (more than
 `FollowerConfig.long_turn_max`, set at the base-moving skills' work poses), is entered
-straight from a pre-goal point behind it (`_pre_goal`), and one
-that would put the arm into a wall when driven into forward is backed into (`_arrival`).
+straight from a pre-goal point behind it (`_pre_goal`), and one that would put the arm into
+a wall when driven into forward is backed into (`_arrival`).
 """
 
 from __future__ import annotations
