@@ -10,7 +10,7 @@ def train_ckpt(path, task="pick", base_movement=False):
     from rearrange.tasks import task_observation_space
     from rearrange.tasks.actions import action_space
 
-    obs_space = task_observation_space(task, "state")
+    obs_space = task_observation_space(task, "state", base_movement=base_movement)
     act_space = action_space(task, base_movement or task == "nav")
     model = ModelConfig(backbone="none", rnn_hidden_size=16, state_mlp_hidden=[16])
     policy = build_policy(obs_space, act_space, model)
