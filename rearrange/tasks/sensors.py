@@ -152,15 +152,13 @@ def nearest_other_object(sim, target_obj: int | None, ee_base: np.ndarray) -> np
     """`other_obj_sensor`: the nearest object other than `target_obj` and the held one,
     relative to the EE in the base frame, capped at OTHER_OBJ_MAX_RANGE (see there)."""
     held = sim.held_object()
-    best = None
-    for i in range(sim.num_objects):
-        if i == target_obj or i == held:
-            continue
-        rel = _rel(sim, sim.object_pos(i), ee_base)
-        if best is None or float(rel @ rel) < float(best @ best):
-            best = rel
-    if best is None:
+    others = [i for i in range(sim.num_objects) if i != target_obj and i != held]
+    if not others:
         return np.array([0.0, 0.0, OTHER_OBJ_MAX_RANGE])
+    # Nearest in the world frame (distances do not depend on the frame), one transform.
+    pos = np.array([sim.object_pos(i) for i in others])
+    gap = pos - np.asarray(sim.ee_pos("world"), dtype=float)
+    best = _rel(sim, pos[int(np.argmin(np.einsum("ij,ij->i", gap, gap)))], ee_base)
     dist = float(np.linalg.norm(best))
     return best * (OTHER_OBJ_MAX_RANGE / dist) if dist > OTHER_OBJ_MAX_RANGE else best
 
