@@ -299,20 +299,9 @@ PICK = SkillDef(
     actions=MANIPULATION_ACTIONS,
     step_limit=300,
     target="object",
-    sensors=(
-        "joint",
-        "is_holding",
-        "ee_pos",
-        "obj_start_sensor",
-        "relative_resting_position",
-        "other_obj_sensor",
-    ),
+    sensors=("joint", "is_holding", "ee_pos", "obj_start_sensor", "relative_resting_position"),
     episode_builder="object",
     grip_rule="keep_on_when_holding",
-    # other_obj_sensor: the nearest neighbour a base-moving pick must steer round (its
-    # starts put the arm beside the receptacle's other objects); fixed-base pick reads
-    # exactly what its shipped checkpoint was trained with.
-    base_movement_sensors=("other_obj_sensor",),
     arm_scan=True,
     # pick-at-container: the pick skill run from where the robot opened the container
     pddl_actions=("pick", "pick-at-container"),

@@ -41,14 +41,6 @@ RAY_ANGLES = np.arange(RAY_COUNT) * (2.0 * math.pi / RAY_COUNT)
 # ARM_RAY_MAX_RANGE and divided by it (so in [0, 1]); an origin inside such a geom reads 0
 # on its six rays.
 ARM_RAY_MAX_RANGE = 0.5  # metres
-# The nearest other object ("other_obj_sensor", pick with base movement): the centre of the
-# nearest object that is neither the target nor held, relative to the EE in the base frame
-# (as obj_start_sensor), its length capped at OTHER_OBJ_MAX_RANGE (farther ones read the same
-# direction at that length; with no other object, straight up at that length). A suction
-# gripper grasps whatever it touches first, and a pick that ends on the wrong object fails:
-# a state policy that sees only its target cannot steer round a neighbour 15-30 cm away,
-# which depth shows a Habitat policy (docs/DESIGN.md §4.2).
-OTHER_OBJ_MAX_RANGE = 1.0  # metres
 # Which state sensors a skill observes is its definition's (`SkillDef.sensors`, DESIGN.md §4
 # table), plus "depth" in that preset, and in "state_rays" "rays" for a skill with
 # `ray_scan` and "arm_rays" for one with `arm_scan` (task_sensors); for a skill with neither
@@ -62,7 +54,6 @@ SENSOR_DIMS = {
     "is_holding": 1,
     "ee_pos": 3,
     "obj_start_sensor": 3,
-    "other_obj_sensor": 3,  # the nearest non-target object from the EE, see OTHER_OBJ_MAX_RANGE
     "obj_goal_sensor": 3,
     "goal_from_obj": 3,
     "relative_resting_position": 3,
@@ -148,21 +139,6 @@ def goal_polar(base_pose: np.ndarray, goal_xy: np.ndarray) -> np.ndarray:
     return np.array([math.hypot(dx, dy), wrap_angle(math.atan2(dy, dx) - base_pose[2])])
 
 
-def nearest_other_object(sim, target_obj: int | None, ee_base: np.ndarray) -> np.ndarray:
-    """`other_obj_sensor`: the nearest object other than `target_obj` and the held one,
-    relative to the EE in the base frame, capped at OTHER_OBJ_MAX_RANGE (see there)."""
-    held = sim.held_object()
-    others = [i for i in range(sim.num_objects) if i != target_obj and i != held]
-    if not others:
-        return np.array([0.0, 0.0, OTHER_OBJ_MAX_RANGE])
-    # Nearest in the world frame (distances do not depend on the frame), one transform.
-    pos = np.array([sim.object_pos(i) for i in others])
-    gap = pos - np.asarray(sim.ee_pos("world"), dtype=float)
-    best = _rel(sim, pos[int(np.argmin(np.einsum("ij,ij->i", gap, gap)))], ee_base)
-    dist = float(np.linalg.norm(best))
-    return best * (OTHER_OBJ_MAX_RANGE / dist) if dist > OTHER_OBJ_MAX_RANGE else best
-
-
 def _sensor(name: str, sim, target: SkillTarget, ee_base: np.ndarray) -> np.ndarray:
     if name == "joint":
         return np.asarray(sim.arm_joint_pos())
@@ -172,8 +148,6 @@ def _sensor(name: str, sim, target: SkillTarget, ee_base: np.ndarray) -> np.ndar
         return ee_base
     if name == "obj_start_sensor":
         return _rel(sim, sim.object_pos(target.obj_index), ee_base)
-    if name == "other_obj_sensor":
-        return nearest_other_object(sim, target.obj_index, ee_base)
     if name == "obj_goal_sensor":
         return _rel(sim, target.goal_pos, ee_base)
     if name == "goal_from_obj":
