@@ -8,7 +8,8 @@
 
 `export` evaluates CKPT with `rearrange.eval_skill` on val episodes (the success in the
 manifest is measured here, never typed in), then writes rearrange/skills/pretrained/
-<skill>[_bm].pt (fp16 weights, no optimiser) and its .json manifest.
+<skill>[_bm].pt (fp16 weights, no optimiser) and its .json manifest, and evaluates the written
+file on the same episodes (`val_success_shipped`: what the fp16 weights do).
 """
 
 from __future__ import annotations
@@ -65,6 +66,12 @@ def export(args: argparse.Namespace) -> int:
     }
     out_dir, name = Path(args.out_dir), ckpt.file_stem
     path = ckpt.for_shipping(manifest).save(out_dir / f"{name}.pt")
+    # The file users get holds fp16 weights: its own success on the same episodes, so that
+    # the manifest says what the shipped file does too (it can differ by an episode or two).
+    check = evaluate_skill(SkillEvalArgs.for_checkpoint(path, ckpt, args.episodes, args.seed))
+    print(f"the shipped fp16 file: {table_row(check)}")
+    manifest["val_success_shipped"] = check.success_rate
+    path = ckpt.for_shipping(manifest).save(path)
     (out_dir / f"{name}.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"shipped {path} ({path.stat().st_size / 1024:.0f} KiB), manifest {name}.json")
     return 0
@@ -79,6 +86,9 @@ def list_shipped() -> int:
         rate_txt = "?"
         if rate is not None and n:  # the manifest keeps the rate; its count is rate * n
             rate_txt = f"{format_rate(round(rate * n), n)} on {n} val eps"
+            fp16 = m.get("val_success_shipped")
+            if fp16 is not None:  # exports since it was added evaluate the written file too
+                rate_txt += f" (this fp16 file: {format_rate(round(fp16 * n), n)})"
         print(f"{m['file']}: {m['bytes'] / 1024:.0f} KiB, {m.get('steps', 0):,} steps, {rate_txt}")
     return 0
 

@@ -12,8 +12,18 @@ from rearrange.skills import pretrained as pre
 from rearrange.skills.learned import LearnedSkill
 
 
-def test_export_measures_success_and_writes_compact_weights(tmp_path):
+def test_export_measures_success_and_writes_compact_weights(tmp_path, monkeypatch):
+    from rearrange.eval import one_skill
+    from rearrange.runtime.checkpoint import SkillCheckpoint
     from rearrange.ship_skill import main
+
+    evaluated, real_eval = [], one_skill.evaluate_skill
+
+    def spy(args):
+        evaluated.append((args.checkpoints, args.episodes, args.seed))
+        return real_eval(args)
+
+    monkeypatch.setattr(one_skill, "evaluate_skill", spy)
 
     src = tmp_path / "ckpt_0000004096.pt"
     policy = train_ckpt(src)
@@ -27,10 +37,14 @@ def test_export_measures_success_and_writes_compact_weights(tmp_path):
     assert manifest["training_command"] == cmd and manifest["commit"] == "abc123"
     assert manifest["steps"] == 4096 and manifest["wall_time_s"] == 12.5
     assert manifest["val_episodes"] == 2 and 0.0 <= manifest["val_success"] <= 1.0
+    # the written fp16 file was evaluated too, on the same episodes: re-run that evaluation
+    assert evaluated == [(str(src), 2, 0), (str(out / "pick.pt"), 2, 0)]
+    again = real_eval(
+        one_skill.SkillEvalArgs.for_checkpoint(out / "pick.pt", SkillCheckpoint.load(src), 2, 0)
+    )
+    assert manifest["val_success_shipped"] == again.success_rate
     assert "--checkpoints" in manifest["eval_command"]
     import torch
-
-    from rearrange.runtime.checkpoint import SkillCheckpoint
 
     shipped = SkillCheckpoint.load(out / "pick.pt")
     assert all(v.dtype == torch.float16 for v in shipped.weights.values() if v.is_floating_point())
