@@ -8,8 +8,8 @@
 
 `export` evaluates CKPT with `rearrange.eval_skill` on val episodes (the success in the
 manifest is measured here, never typed in), then writes rearrange/skills/pretrained/
-<skill>[_bm].pt (fp16 weights, no optimiser) and its .json manifest, and evaluates the written
-file on the same episodes (`val_success_shipped`: what the fp16 weights do).
+<skill>[_bm].pt (fp16 weights, no optimiser) and its .json manifest, after evaluating those
+fp16 weights on the same episodes (`val_success_shipped`: what the shipped file does).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import hashlib
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -65,13 +66,15 @@ def export(args: argparse.Namespace) -> int:
         "exported": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
     out_dir, name = Path(args.out_dir), ckpt.file_stem
-    path = ckpt.for_shipping(manifest).save(out_dir / f"{name}.pt")
-    # The file users get holds fp16 weights: its own success on the same episodes, so that
+    # The file users get holds fp16 weights: their own success on the same episodes, so that
     # the manifest says what the shipped file does too (it can differ by an episode or two).
-    check = evaluate_skill(SkillEvalArgs.for_checkpoint(path, ckpt, args.episodes, args.seed))
-    print(f"the shipped fp16 file: {table_row(check)}")
+    # Measured on a temporary copy, so that the package's .pt and .json are written together.
+    with tempfile.TemporaryDirectory() as tmp:
+        fp16 = ckpt.for_shipping(manifest).save(Path(tmp) / f"{name}.pt")
+        check = evaluate_skill(SkillEvalArgs.for_checkpoint(fp16, ckpt, args.episodes, args.seed))
+    print(f"the fp16 weights: {table_row(check)}")
     manifest["val_success_shipped"] = check.success_rate
-    path = ckpt.for_shipping(manifest).save(path)
+    path = ckpt.for_shipping(manifest).save(out_dir / f"{name}.pt")
     (out_dir / f"{name}.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"shipped {path} ({path.stat().st_size / 1024:.0f} KiB), manifest {name}.json")
     return 0

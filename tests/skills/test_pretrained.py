@@ -13,6 +13,8 @@ from rearrange.skills.learned import LearnedSkill
 
 
 def test_export_measures_success_and_writes_compact_weights(tmp_path, monkeypatch):
+    import torch
+
     from rearrange.eval import one_skill
     from rearrange.runtime.checkpoint import SkillCheckpoint
     from rearrange.ship_skill import main
@@ -20,7 +22,9 @@ def test_export_measures_success_and_writes_compact_weights(tmp_path, monkeypatc
     evaluated, real_eval = [], one_skill.evaluate_skill
 
     def spy(args):
-        evaluated.append((args.checkpoints, args.episodes, args.seed))
+        weights = SkillCheckpoint.load(args.checkpoints).weights.values()
+        fp16 = all(v.dtype == torch.float16 for v in weights if v.is_floating_point())
+        evaluated.append((args.checkpoints, args.episodes, args.seed, fp16))
         return real_eval(args)
 
     monkeypatch.setattr(one_skill, "evaluate_skill", spy)
@@ -37,15 +41,14 @@ def test_export_measures_success_and_writes_compact_weights(tmp_path, monkeypatc
     assert manifest["training_command"] == cmd and manifest["commit"] == "abc123"
     assert manifest["steps"] == 4096 and manifest["wall_time_s"] == 12.5
     assert manifest["val_episodes"] == 2 and 0.0 <= manifest["val_success"] <= 1.0
-    # the written fp16 file was evaluated too, on the same episodes: re-run that evaluation
-    assert evaluated == [(str(src), 2, 0), (str(out / "pick.pt"), 2, 0)]
+    # the fp16 weights were evaluated too, on the same episodes: re-run that evaluation on
+    # the shipped file
+    assert evaluated[0] == (str(src), 2, 0, False) and evaluated[1][1:] == (2, 0, True)
     again = real_eval(
         one_skill.SkillEvalArgs.for_checkpoint(out / "pick.pt", SkillCheckpoint.load(src), 2, 0)
     )
     assert manifest["val_success_shipped"] == again.success_rate
     assert "--checkpoints" in manifest["eval_command"]
-    import torch
-
     shipped = SkillCheckpoint.load(out / "pick.pt")
     assert all(v.dtype == torch.float16 for v in shipped.weights.values() if v.is_floating_point())
     assert shipped.manifest == manifest and shipped.training is None  # no optimiser
