@@ -47,6 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("skill", help=f"one of: {', '.join(SKILL_NAMES)}")
     p.add_argument("--base-movement", action="store_true", help="the base-movement variant")
     p.add_argument("--skills", default="learned", choices=("learned", "oracle"))
+    p.add_argument(
+        "--policy",
+        default="state",
+        choices=("state", "depth"),
+        help="the shipped state skill (SKILL[_bm].pt) or its policy on head depth, the paper's "
+        "(SKILL[_bm]_depth.pt); --checkpoints/--newest-run look for the same kind",
+    )
     weights = p.add_mutually_exclusive_group()
     weights.add_argument(
         "--checkpoints",
@@ -81,6 +88,7 @@ def parse_args(argv: list[str] | None) -> SkillEvalArgs:
         skill=args.skill,
         base_movement=args.base_movement,
         skills=args.skills,
+        policy=args.policy,
         checkpoints=args.checkpoints,
         newest_run=args.newest_run,
         episodes=args.episodes,

@@ -12,6 +12,7 @@ class EvalArgs:
     no_nav: bool = False
     base_movement: bool = False
     skills: str = "learned"
+    policy: str = "state"  # learned skills' observations: "state" or "depth" (the paper's)
     oracle: list[str] = field(default_factory=list)
     checkpoints: str | None = None  # None: the shipped checkpoints
     newest_run: bool = False  # each skill's newest train_skill run under runs/, if it has one

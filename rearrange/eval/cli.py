@@ -21,6 +21,7 @@ from rearrange.sim.episode_types import HAB_SCENARIOS, SPLITS
 PROG = "python -m rearrange.eval"
 
 SKILL_KINDS = ("learned", "oracle")
+POLICY_KINDS = ("state", "depth")
 
 
 class UsageError(ValueError):
@@ -42,6 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="manipulation skills that move the base (their _bm checkpoints) also after nav",
     )
     p.add_argument("--skills", default="learned", help="learned (checkpoints) or oracle")
+    p.add_argument(
+        "--policy",
+        default="state",
+        help="learned skills on state observations (the shipped SKILL[_bm].pt) or on head depth, "
+        "the paper's ResNet18 + LSTM (SKILL[_bm]_depth.pt: shipped, or in --checkpoints)",
+    )
     p.add_argument(
         "--oracle",
         default="",
@@ -108,6 +115,7 @@ def parse_args(argv: list[str] | None = None) -> EvalArgs:
         no_nav=ns.no_nav,
         base_movement=ns.base_movement,
         skills=ns.skills,
+        policy=ns.policy,
         oracle=[n for n in ns.oracle.split(",") if n],
         checkpoints=ns.checkpoints,
         newest_run=ns.newest_run,
@@ -152,6 +160,8 @@ def _validate(args: EvalArgs) -> None:
         )
     if args.skills not in SKILL_KINDS:
         raise UsageError(f"--skills {args.skills!r}: use one of {', '.join(SKILL_KINDS)}")
+    if args.policy not in POLICY_KINDS:
+        raise UsageError(f"--policy {args.policy!r}: use one of {', '.join(POLICY_KINDS)}")
     from rearrange.skill_spec import SKILL_NAMES
 
     bad = [n for n in args.oracle if n not in SKILL_NAMES]
@@ -180,7 +190,8 @@ def _validate(args: EvalArgs) -> None:
 
 def default_out(args: EvalArgs) -> Path:
     suffix = "_nonav" if args.no_nav else "_bm" if args.base_movement else ""
-    return Path("runs/eval") / f"{args.scenario}{suffix}_{args.skills}"
+    depth = "_depth" if args.policy == "depth" and args.skills == "learned" else ""
+    return Path("runs/eval") / f"{args.scenario}{suffix}_{args.skills}{depth}"
 
 
 def run_plot(args: EvalArgs) -> int:

@@ -245,7 +245,8 @@ class TPSRLExecutor:
         limit = self.config.step_limits.get(step.skill) or int(skill.step_limit)
         masks = GripTracker(step.skill)
         run = StepRun()
-        obs = env.observe(step.skill, task_target)
+        preset = skill_preset(skill)
+        obs = env.observe(step.skill, task_target, preset)
         while True:
             if env.num_steps >= self._max_steps():
                 run.ended_by = "episode_limit"
@@ -264,7 +265,7 @@ class TPSRLExecutor:
             else:
                 run.blocked_at_end = 0
             self._maybe_record()
-            obs = env.observe(step.skill, task_target)
+            obs = env.observe(step.skill, task_target, preset)
             if layout.stop is not None:
                 # A skill with a stop action (nav) ends only by its (masked) stop or its
                 # step limit: one that said stop far from the goal keeps driving
@@ -374,6 +375,17 @@ class TPSRLExecutor:
 
 
 # --- where navigation goes ---------------------------------------------------------------
+def skill_preset(skill: Skill) -> str | None:
+    """The obs preset a learned skill reads (its checkpoint's: depth, state or state_rays), so
+    one HAB chain can mix depth and state skills; None (the env's default) for a scripted one."""
+    space = getattr(skill, "observation_space", None)
+    if space is None:
+        return None
+    from rearrange.runtime.checkpoint import preset_of_space  # lazy: torch-heavy
+
+    return preset_of_space(space)
+
+
 def nav_entity_xy(env: HabEnv, step: PlanStep) -> tuple[float, float]:
     """The thing a nav step goes to (robot_at is measured to it), in world x, y."""
     sim, kind = env.sim, step.nav_kind

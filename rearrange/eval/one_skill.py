@@ -31,6 +31,7 @@ class SkillEvalArgs:
     skill: str
     base_movement: bool = False
     skills: str = "learned"  # "learned" or "oracle"
+    policy: str = "state"  # the learned policy's observations: "state" or "depth" (the paper's)
     checkpoints: str | None = None  # file, training run or folder; None: the shipped one
     newest_run: bool = False  # the skill's newest training run under runs/
     episodes: int = 100
@@ -50,6 +51,8 @@ class SkillEvalArgs:
             )
         if self.skills not in ("learned", "oracle"):
             raise UsageError(f"skills={self.skills!r}: use 'learned' or 'oracle'")
+        if self.policy not in ("state", "depth"):
+            raise UsageError(f"--policy {self.policy!r}: use 'state' or 'depth'")
         if self.split not in SPLITS:
             raise UsageError(f"--split {self.split!r}: use one of {', '.join(SPLITS)}")
         if self.episodes < 1:
@@ -71,6 +74,7 @@ class SkillEvalArgs:
             episodes=episodes,
             seed=seed,
             base_movement=trained.base_movement,
+            policy="depth" if trained.obs_preset == "depth" else "state",
         )
 
     def command(self) -> str:
@@ -81,6 +85,8 @@ class SkillEvalArgs:
             parts.append("--base-movement")
         if self.skills != "learned":
             parts += ["--skills", self.skills]
+        if self.policy != "state":
+            parts += ["--policy", self.policy]
         if self.checkpoints is not None:
             parts += ["--checkpoints", self.checkpoints]
         if self.newest_run:
@@ -193,8 +199,16 @@ def load_skill(args: SkillEvalArgs):
     from rearrange.skills.checkpoint_lookup import find_skill_checkpoint
     from rearrange.skills.learned import LearnedSkill
 
-    path = find_skill_checkpoint(args.skill, args.base_movement, args.checkpoints, args.newest_run)
+    depth = args.policy == "depth"
+    path = find_skill_checkpoint(
+        args.skill, args.base_movement, args.checkpoints, args.newest_run, depth=depth
+    )
     skill = LearnedSkill(path, skill_name=args.skill, deterministic=not args.stochastic)
+    if depth and skill.observation_preset != "depth":
+        raise SkillError(
+            f"--policy depth: {path} is a {skill.observation_preset} policy, not one on head "
+            "depth; pass a depth checkpoint (a --algo distill run) or drop --policy depth"
+        )
     variant = skill_def(args.skill).has_base_movement_variant  # nav always drives
     if variant and skill.base_movement != args.base_movement:
         trained = "with" if skill.base_movement else "without"
@@ -224,12 +238,16 @@ def _evaluate(args: SkillEvalArgs) -> SkillEvalResult:
     from rearrange.tasks import default_task_config, make_env
 
     skill, ckpt, preset = load_skill(args)
+    overrides = dict(args.task_overrides)
+    space = getattr(skill, "observation_space", None)
+    if preset == "depth" and space is not None:  # the size the policy was trained at
+        overrides.setdefault("depth_size", int(space.spaces["depth"].shape[0]))
     cfg = default_task_config(
         args.skill,
         obs_preset=preset,
         num_episodes=args.episodes,
         base_movement=args.base_movement,
-        **args.task_overrides,
+        **overrides,
     )
     env = make_env(args.skill, cfg, split=args.split, seed=args.seed)
     # The task's own step limit binds (what the skill was trained and is judged with).

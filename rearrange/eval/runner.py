@@ -52,15 +52,18 @@ def load_skills(args: EvalArgs, names: list[str]) -> dict[str, Skill]:
                 args.checkpoints,
                 args.newest_run,
                 shipped_fallback=True,
+                depth=args.policy == "depth",
             )
         except SkillError:
             missing.append(n)
     if missing:
+        profile = "paper --algo distill" if args.policy == "depth" else "cpu"
         variant = " base-movement" if moving else ""
+        variant += " depth" if args.policy == "depth" else ""
         where = f"in {args.checkpoints}" if args.checkpoints else "(none shipped)"
         raise SkillError(
             f"no learned{variant} checkpoint for {', '.join(missing)} {where}: train with `python -m rearrange.train_skill {missing[0]} --profile "
-            f"cpu`, run them scripted with `--oracle {','.join(missing)}`, or all with `--skills oracle`"
+            f"{profile}`, run them scripted with `--oracle {','.join(missing)}`, or all with `--skills oracle`"
         )
     if args.newest_run and not any(run_dir_of(p.parent) for p in paths.values()):
         first = learned[0]
@@ -73,6 +76,12 @@ def load_skills(args: EvalArgs, names: list[str]) -> dict[str, Skill]:
     for n in learned:
         print(f"skill {n}: {describe_checkpoint(paths[n])}", flush=True)
         skills[n] = LearnedSkill(paths[n], device=args.device, skill_name=n)
+        if args.policy == "depth" and skills[n].observation_preset != "depth":
+            raise SkillError(
+                f"--policy depth: {paths[n]} is a {skills[n].observation_preset} policy, not "
+                f"one on head depth; pass {n}'s depth checkpoint ({n}[_bm]_depth.pt or a "
+                "--algo distill run) or drop --policy depth"
+            )
     return skills
 
 
@@ -106,27 +115,27 @@ def manip_base_movement(args: EvalArgs) -> bool:
 
 
 def env_settings(skills: dict[str, Skill], moving: bool) -> tuple[str, int, bool]:
-    """(obs preset, depth size, manipulation base movement) the skills were trained with."""
-    presets = set()
-    depth = 128
+    """(default obs preset, depth size, manipulation base movement) of the HAB env.
+
+    Each learned skill observes the preset it was trained with (the executor asks the env
+    for it: `executor.skill_preset`), so a chain may mix depth and state skills, e.g. a depth pick
+    with the state nav and place; the depth image has one size, that of the depth skills
+    (they must agree). The default preset is what a skill without one (scripted) is handed."""
+    presets, sizes = set(), set()
     for skill in skills.values():
         space = getattr(skill, "observation_space", None)
         if space is None:
             continue
+        presets.add(preset_of_space(space))
         if "depth" in space.spaces:
-            presets.add("depth")
-            depth = int(space.spaces["depth"].shape[0])
-        else:
-            presets.add(preset_of_space(space))
-    if presets == {"state", "state_rays"}:  # state_rays is plain state for non-nav skills
-        presets = {"state_rays"}
-    if len(presets) > 1:
+            sizes.add(int(space.spaces["depth"].shape[0]))
+    if len(sizes) > 1:
         raise SkillError(
-            "the learned skills mix depth and state-only observations; train them with "
-            "the same obs preset"
+            f"the depth skills were trained at different depth sizes ({sorted(sizes)}): "
+            "use checkpoints trained at one task.depth_size"
         )
-    preset = presets.pop() if presets else "state"
-    return preset, depth, _base_movement(skills, moving)
+    preset = "depth" if "depth" in presets else "state_rays" if "state_rays" in presets else "state"
+    return preset, sizes.pop() if sizes else 128, _base_movement(skills, moving)
 
 
 def _base_movement(skills: dict[str, Skill], moving: bool) -> bool:
@@ -255,9 +264,10 @@ def label(args: EvalArgs) -> str:
     if args.base_movement and not args.no_nav:
         name += " +base-moving skills"
     oracle = args.oracle
+    kind = "learned depth" if args.policy == "depth" else "learned"
     if args.skills == "learned" and oracle:
-        return f"{name} (learned, oracle {'+'.join(oracle)})"
-    return f"{name} ({args.skills})"
+        return f"{name} ({kind}, oracle {'+'.join(oracle)})"
+    return f"{name} ({kind if args.skills == 'learned' else args.skills})"
 
 
 def _config_dict(args: EvalArgs) -> dict:
@@ -266,6 +276,7 @@ def _config_dict(args: EvalArgs) -> dict:
         "no_nav",
         "base_movement",
         "skills",
+        "policy",
         "oracle",
         "checkpoints",
         "newest_run",

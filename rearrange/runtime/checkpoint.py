@@ -32,6 +32,7 @@ LATEST = "latest.pt"
 FORMAT = "rearrange.skill_checkpoint"
 VERSION = 2  # version 1: the untyped dict before it, read by `from_legacy_layout`
 BASE_MOVEMENT_SUFFIX = "_bm"
+DEPTH_SUFFIX = "_depth"
 # The trainer's dict layout before the typed format: what a file of it must hold.
 LEGACY_KEYS = ("policy", "learner", "num_steps", "num_updates", "config",
                "observation_space", "action_space")  # fmt: skip
@@ -45,10 +46,13 @@ class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
     """The checkpoint file does not exist (one line naming it and the fix)."""
 
 
-def checkpoint_stem(skill: str, base_movement: bool) -> str:
-    """File stem of a skill's checkpoint: SKILL, or SKILL_bm for its base-movement variant
-    (the shipped files and their .json manifests, folders of SKILL.pt files)."""
-    return f"{skill}{BASE_MOVEMENT_SUFFIX}" if base_movement else skill
+def checkpoint_stem(skill: str, base_movement: bool, depth: bool = False) -> str:
+    """File stem of a skill's checkpoint: SKILL, SKILL_bm for its base-movement variant, and
+    with `depth` (a policy on head depth, issue 29) SKILL[_bm]_depth (the shipped files and
+    their .json manifests, folders of SKILL.pt files): a depth student never takes the
+    name of the state skill it was distilled from."""
+    stem = f"{skill}{BASE_MOVEMENT_SUFFIX}" if base_movement else skill
+    return f"{stem}{DEPTH_SUFFIX}" if depth else stem
 
 
 def config_base_movement(config: Mapping[str, Any]) -> bool | None:
@@ -112,7 +116,7 @@ class SkillCheckpoint:
 
     @property
     def file_stem(self) -> str:
-        return checkpoint_stem(self.skill, self.base_movement)
+        return checkpoint_stem(self.skill, self.base_movement, self.obs_preset == "depth")
 
     @classmethod
     def from_training(

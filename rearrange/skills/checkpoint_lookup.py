@@ -27,6 +27,7 @@ def find_skill_checkpoint(
     newest_run: bool = False,
     *,
     shipped_fallback: bool = False,
+    depth: bool = False,
 ) -> Path:
     """The checkpoint file of `skill` (its base-movement variant if asked): the one
     `checkpoints` names (a file, or found in a run or folder, see `_in_folder`); with
@@ -35,7 +36,11 @@ def find_skill_checkpoint(
 
     `shipped_fallback` is for several skills sharing those flags (the HAB evaluation): a
     `checkpoints` training run of another skill, or `newest_run` without a run of this
-    skill, leaves this skill on its shipped checkpoint instead of failing."""
+    skill, leaves this skill on its shipped checkpoint instead of failing.
+
+    `depth` asks for a policy on head depth (the paper's; issue 29): SKILL[_bm]_depth.pt in
+    a folder and in the package, and only runs trained on depth for `newest_run` (without
+    it, any run, as before)."""
     if checkpoints is not None and newest_run:
         raise SkillError("--checkpoints and --newest-run both name the weights: pass one")
     if checkpoints is not None:
@@ -44,35 +49,37 @@ def find_skill_checkpoint(
             return path
         run = run_dir_of(path)
         if not (shipped_fallback and run is not None and run_skill(run) != skill):
-            return _in_folder(path, skill, base_movement)
+            return _in_folder(path, skill, base_movement, depth)
     has_variant = skill_def(skill).has_base_movement_variant  # nav always drives
     variant = " with base movement" if base_movement and has_variant else ""
+    kind = "depth " if depth else ""
     if newest_run:
-        runs = _newest_runs(RUNS_DIR / skill, base_movement if has_variant else None)
+        runs = _newest_runs(RUNS_DIR / skill, base_movement if has_variant else None, depth or None)
         if runs:
             return runs[-1]
         if not shipped_fallback:
             raise SkillError(
-                f"--newest-run: no training run of {skill!r}{variant} under "
+                f"--newest-run: no {kind}training run of {skill!r}{variant} under "
                 f"{RUNS_DIR / skill}/ (no */checkpoints/latest.pt); train one with "
-                f"{_train_hint(skill, bool(variant))} or drop --newest-run for the "
+                f"{_train_hint(skill, bool(variant), depth)} or drop --newest-run for the "
                 "shipped checkpoint"
             )
     from rearrange.skills.pretrained import pretrained_path
 
-    shipped = pretrained_path(skill, base_movement)
+    shipped = pretrained_path(skill, base_movement, depth)
     if shipped is not None:
         return shipped
     raise SkillError(
-        f"no checkpoint for skill {skill!r}{variant} shipped with the package; train "
-        f"one with {_train_hint(skill, bool(variant))} and pass --newest-run, or use "
+        f"no {kind}checkpoint for skill {skill!r}{variant} shipped with the package; train "
+        f"one with {_train_hint(skill, bool(variant), depth)} and pass --newest-run, or use "
         "oracle skills"
     )
 
 
-def _train_hint(skill_name: str, base_movement: bool = False) -> str:
+def _train_hint(skill_name: str, base_movement: bool = False, depth: bool = False) -> str:
     flag = " --base-movement" if base_movement else ""
-    return f"`python -m rearrange.train_skill {skill_name}{flag} --profile cpu`"
+    profile = "paper --algo distill" if depth else "cpu"
+    return f"`python -m rearrange.train_skill {skill_name}{flag} --profile {profile}`"
 
 
 def run_dir_of(path: str | Path) -> Path | None:
@@ -113,20 +120,33 @@ def _run_base_movement(run_dir: Path) -> bool | None:
     return None if cfg is None else config_base_movement(OmegaConf.to_container(cfg))
 
 
-def _newest_runs(skill_dir: Path, base_movement: bool | None) -> list[Path]:
-    """latest.pt of every run under skill_dir, oldest first; with `base_movement` given, only
-    runs trained that way (or that do not say)."""
+def _run_depth(run_dir: Path) -> bool | None:
+    """Whether a train_skill run's policy observes head depth (its config.yaml's
+    task.obs_preset; None if it cannot tell)."""
+    cfg = _run_config(run_dir)
+    preset = cfg.get("task", {}).get("obs_preset") if cfg is not None else None
+    return None if preset is None else preset == "depth"
+
+
+def _newest_runs(
+    skill_dir: Path, base_movement: bool | None, depth: bool | None = None
+) -> list[Path]:
+    """latest.pt of every run under skill_dir, oldest first; with `base_movement` (`depth`)
+    given, only runs trained that way (or that do not say)."""
     runs = sorted(skill_dir.glob("*/checkpoints/latest.pt"), key=lambda p: p.stat().st_mtime)
-    if base_movement is None:
-        return runs
-    return [r for r in runs if _run_base_movement(r.parent.parent) in (base_movement, None)]
+    if base_movement is not None:
+        runs = [r for r in runs if _run_base_movement(r.parent.parent) in (base_movement, None)]
+    if depth is not None:
+        runs = [r for r in runs if _run_depth(r.parent.parent) in (depth, None)]
+    return runs
 
 
-def _in_folder(root: Path, skill_name: str, base_movement: bool) -> Path:
+def _in_folder(root: Path, skill_name: str, base_movement: bool, depth: bool = False) -> Path:
     """The checkpoint of `skill_name` in the folder `root`, which the user named.
 
     A train_skill run (runs/SKILL/RUN) gives its checkpoints/latest.pt (it must be a run of
-    `skill_name`). Any other folder: SKILL.pt (SKILL_bm.pt for base movement), SKILL/latest.pt,
+    `skill_name`). Any other folder: SKILL.pt (SKILL_bm.pt for base movement, SKILL[_bm]_depth.pt
+    for a depth policy), SKILL/latest.pt,
     then the newest run SKILL/<run>/checkpoints/latest.pt trained with the same base
     movement, then the newest SKILL/*.pt.
     """
@@ -143,18 +163,18 @@ def _in_folder(root: Path, skill_name: str, base_movement: bool) -> Path:
             )
         return run / "checkpoints" / "latest.pt"
     sub = root / skill_name
-    name = f"{checkpoint_stem(skill_name, base_movement)}.pt"
+    name = f"{checkpoint_stem(skill_name, base_movement, depth)}.pt"
     for cand in (root / name, sub / "latest.pt"):
         if cand.is_file():
             return cand
-    runs = _newest_runs(sub, base_movement)
+    runs = _newest_runs(sub, base_movement, depth or None)
     loose = sorted(sub.glob("*.pt"), key=lambda p: p.stat().st_mtime)
     if runs or loose:
         return (runs or loose)[-1]
     raise SkillError(
         f"no checkpoint for skill {skill_name!r} under {root} (looked for {name}, "
         f"{skill_name}/<run>/checkpoints/latest.pt); train it with "
-        f"{_train_hint(skill_name, bool(base_movement))} or run with `--skills oracle`"
+        f"{_train_hint(skill_name, bool(base_movement), depth)} or run with `--skills oracle`"
     )
 
 

@@ -163,10 +163,13 @@ class LearnedSkill:
 
 def _skill_from_path(path: Path) -> str:
     """The skill a file name suggests, for an old checkpoint that records none: pick.pt and
-    pick_bm.pt → pick, runs/pick/RUN/checkpoints/latest.pt → pick."""
-    from rearrange.runtime.checkpoint import BASE_MOVEMENT_SUFFIX  # lazy: torch-heavy
+    pick_bm.pt and pick_bm_depth.pt → pick, runs/pick/RUN/checkpoints/latest.pt → pick."""
+    from rearrange.runtime.checkpoint import (  # lazy: torch-heavy
+        BASE_MOVEMENT_SUFFIX,
+        DEPTH_SUFFIX,
+    )
 
     stem, folder = path.stem, path.parent
     if stem == "latest" or stem.startswith("ckpt"):  # runs/SKILL/RUN/checkpoints/latest.pt
         return folder.parent.parent.name if folder.name == "checkpoints" else folder.name
-    return stem.removesuffix(BASE_MOVEMENT_SUFFIX)
+    return stem.removesuffix(DEPTH_SUFFIX).removesuffix(BASE_MOVEMENT_SUFFIX)

@@ -44,8 +44,9 @@ ARM_RAY_MAX_RANGE = 0.5  # metres
 # Which state sensors a skill observes is its definition's (`SkillDef.sensors`, DESIGN.md §4
 # table), plus "depth" in that preset, and in "state_rays" "rays" for a skill with
 # `ray_scan` and "arm_rays" for one with `arm_scan` (task_sensors); for a skill with neither
-# that preset is exactly "state". Skills of both presets share one HAB env: it observes
-# the superset, each learned skill reads its checkpoint's keys. SENSOR_DIMS is the registry
+# that preset is exactly "state". Skills of every preset share one HAB env: the executor
+# asks it for each learned skill's own preset (eval/executor.skill_preset), so depth and
+# state skills can alternate in one chain. SENSOR_DIMS is the registry
 # of the sensors: every name a definition lists must be a key
 # (tests/test_skill_registry_coverage.py).
 SENSOR_DIMS = {

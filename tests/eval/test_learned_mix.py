@@ -106,3 +106,86 @@ def test_all_shipped_learned_skills_run_a_tidy_house_episode(tmp_path, capsys, m
     assert runs[0]["ended_by"] in ("stop", "step_limit", "episode_limit")
     episode = result["episodes"][0]
     assert episode["success"] or episode["failed_skill"]
+
+
+def test_a_depth_pick_in_a_chain_observes_depth_at_its_own_size(tmp_path, capsys, monkeypatch):
+    # A depth student (issue 29) in a chain: the HAB env renders the depth skill's image size
+    # and hands each learned skill the preset its checkpoint was trained on (scripted skills
+    # get the env's default, None here).
+    from rearrange.tasks import HabEnv
+
+    ckpts = tmp_path / "ckpts"
+    train_ckpt(ckpts / "pick.pt", obs_preset="depth", depth_size=32)
+    seen = []
+    observe = HabEnv.observe
+
+    def spy(self, skill_task, target, obs_preset=None):
+        obs = observe(self, skill_task, target, obs_preset)
+        seen.append((skill_task, obs_preset, obs["depth"].shape if "depth" in obs else None))
+        return obs
+
+    monkeypatch.setattr(HabEnv, "observe", spy)
+    out = tmp_path / "out"
+    rc = main(["tidy_house", "--checkpoints", str(ckpts), "--oracle", "nav,place",
+               "--episodes", "1", "--videos", "0", "--out", str(out), "--no-progress",
+               "--step-limit", "pick=20"])  # fmt: skip
+    assert rc == 0, capsys.readouterr().err
+    assert ("pick", "depth", (32, 32, 1)) in seen
+    assert {skill for skill, _, _ in seen} <= {"nav", "pick", "place"}
+    assert all(preset == "depth" for skill, preset, _ in seen if skill == "pick")
+    assert all(preset is None for skill, preset, _ in seen if skill != "pick")
+    result = json.loads((out / "results.json").read_text())
+    assert [r["skill"] for r in result["episodes"][0]["skill_runs"][:2]] == ["nav", "pick"]
+
+
+def test_each_learned_skill_reads_its_checkpoints_preset(tmp_path):
+    from rearrange.eval.executor import skill_preset
+    from rearrange.skills import make_skill
+    from rearrange.skills.learned import LearnedSkill
+
+    train_ckpt(tmp_path / "pick.pt", obs_preset="depth", depth_size=32)
+    train_ckpt(tmp_path / "place.pt", task="place")
+    assert skill_preset(LearnedSkill(tmp_path / "pick.pt")) == "depth"
+    assert skill_preset(LearnedSkill(tmp_path / "place.pt")) == "state"
+    assert skill_preset(make_skill("pick", "oracle")) is None
+    from rearrange.runtime.checkpoint import SkillCheckpoint
+
+    # ship_skill export names the package file after it: pick_depth.pt, never pick.pt
+    assert SkillCheckpoint.load(tmp_path / "pick.pt").file_stem == "pick_depth"
+    assert SkillCheckpoint.load(tmp_path / "place.pt").file_stem == "place"
+
+
+def test_policy_depth_chains_depth_checkpoints_and_names_the_missing_ones(
+    tmp_path, capsys, monkeypatch
+):
+    ckpts = tmp_path / "ckpts"
+    train_ckpt(ckpts / "pick.pt")  # the state pick: not taken under --policy depth
+    train_ckpt(ckpts / "pick_depth.pt", obs_preset="depth", depth_size=32)
+    out = tmp_path / "out"
+    rc = main(["tidy_house", "--policy", "depth", "--checkpoints", str(ckpts), "--oracle",
+               "nav,place", "--episodes", "1", "--videos", "0", "--out", str(out),
+               "--no-progress", "--step-limit", "pick=20"])  # fmt: skip
+    assert rc == 0, capsys.readouterr().err
+    assert f"skill pick: {ckpts / 'pick_depth.pt'}" in capsys.readouterr().out
+    result = json.loads((out / "results.json").read_text())
+    assert result["label"] == "TP-SRL (learned depth, oracle nav+place)"
+    assert result["config"]["policy"] == "depth"
+    # Without --checkpoints: the shipped ones (a package without depth policies here).
+    monkeypatch.setattr("rearrange.skills.pretrained.PRETRAINED_DIR", tmp_path / "empty")
+    rc = main(["tidy_house", "--policy", "depth", "--oracle", "nav", "--episodes", "1"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "\n" not in err
+    assert "no learned depth checkpoint for pick, place (none shipped)" in err
+    assert "--profile paper --algo distill" in err
+
+
+def test_policy_depth_refuses_a_state_policy_in_one_line(tmp_path, capsys):
+    ckpts = tmp_path / "ckpts"
+    train_ckpt(ckpts / "pick_depth.pt")  # misnamed: a state policy
+    rc = main(["tidy_house", "--policy", "depth", "--checkpoints", str(ckpts), "--oracle",
+               "nav,place", "--episodes", "1", "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "\n" not in err
+    assert "is a state policy, not one on head depth" in err
+    assert main(["tidy_house", "--policy", "rgb"]) == 2
+    assert "--policy 'rgb': use one of state, depth" in capsys.readouterr().err

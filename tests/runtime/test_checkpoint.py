@@ -232,3 +232,11 @@ def test_sigterm_stops_after_the_update_and_checkpoints(tmp_path):
     assert proc.returncode == 0, out
     state = SkillCheckpoint.load(tmp_path / "synthetic" / "s" / "checkpoints" / "latest.pt")
     assert state.num_updates >= 1 and state.num_steps == 16 * state.num_updates
+
+
+def test_a_depth_policy_has_its_own_file_name():
+    # A distilled depth student must not take the name of the state skill it learned from
+    # (ship_skill export writes <file_stem>.pt into the package).
+    assert checkpoint_stem("pick", False, depth=True) == "pick_depth"
+    assert checkpoint_stem("pick", True, depth=True) == "pick_bm_depth"
+    assert checkpoint_stem("pick", True) == "pick_bm"

@@ -110,3 +110,23 @@ def test_typed_args_validate_and_give_their_command():
         SkillEvalArgs("nav", base_movement=True)
     with pytest.raises(UsageError, match="exclude each other"):
         SkillEvalArgs("pick", checkpoints="x", newest_run=True)
+
+
+def test_policy_depth_finds_the_depth_file_and_evaluates_at_its_size(tmp_path, capsys):
+    # A folder holding both kinds: --policy depth takes pick_depth.pt and renders the depth
+    # image at the size that policy was trained at (32 here; the env's default is 128).
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from skills_testlib import train_ckpt
+
+    train_ckpt(tmp_path / "pick.pt")
+    train_ckpt(tmp_path / "pick_depth.pt", obs_preset="depth", depth_size=32)
+    out = tmp_path / "r.json"
+    rc = main(["pick", "--policy", "depth", "--checkpoints", str(tmp_path), "--episodes", "1",
+               "--json", str(out)])  # fmt: skip
+    assert rc == 0, capsys.readouterr().err
+    assert json.loads(out.read_text())["checkpoint"] == str(tmp_path / "pick_depth.pt")
+    assert main(["pick", "--policy", "depth", "--checkpoints", str(tmp_path / "pick.pt")]) == 2
+    assert "is a state policy, not one on head depth" in capsys.readouterr().err

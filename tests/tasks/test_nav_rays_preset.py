@@ -137,9 +137,13 @@ def test_eval_runner_infers_state_rays_from_a_learned_nav():
     assert env_settings({"nav": nav, "pick": pick}, False) == ("state_rays", 128, False)
     assert env_settings({"nav": nav}, False)[0] == "state_rays"
     assert env_settings({"pick": pick}, False)[0] == "state"
+    # A depth skill may join state ones (each observes its own preset); the depth image has
+    # the depth skills' size, which must be one.
     depth_pick = _skill(task_observation_space("pick", "depth", 64))
-    with pytest.raises(SkillError, match="mix"):
-        env_settings({"nav": nav, "pick": depth_pick}, False)
+    assert env_settings({"nav": nav, "pick": depth_pick}, False) == ("depth", 64, False)
+    depth_place = _skill(task_observation_space("place", "depth", 128))
+    with pytest.raises(SkillError, match=r"different depth sizes \(\[64, 128\]\)"):
+        env_settings({"pick": depth_pick, "place": depth_place}, False)
 
 
 def test_cpu_profile_gives_nav_the_rays_and_leaves_the_rest():

@@ -4,7 +4,8 @@ Each skill has `<skill>[_bm].pt` (a `rearrange.runtime.checkpoint.SkillCheckpoin
 policy weights, spaces, model config, no training state) and `<skill>[_bm].json` (its
 manifest: skill, base movement, training command, steps, wall time, val success, commit, the
 run checkpoint it came from). `_bm` marks the base-movement variant the NoNav ablation needs
-(`checkpoint_stem`).
+(`checkpoint_stem`); `_depth` (`<skill>[_bm]_depth.pt`) marks a policy on head depth, the
+paper's (`python -m rearrange.eval SCENARIO --policy depth` chains them).
 
     python -m rearrange.ship_skill export runs/pick/cpu_v1/checkpoints/ckpt_X.pt \
         --command "python -m rearrange.train_skill pick --profile cpu" --episodes 100
@@ -20,11 +21,11 @@ from typing import Any
 PRETRAINED_DIR = Path(__file__).resolve().parent
 
 
-def pretrained_path(skill: str, base_movement: bool = False) -> Path | None:
-    """The shipped checkpoint of `skill` (base-movement variant if asked), or None."""
+def pretrained_path(skill: str, base_movement: bool = False, depth: bool = False) -> Path | None:
+    """The shipped checkpoint of `skill` (base-movement variant, depth policy if asked), or None."""
     from rearrange.runtime.checkpoint import checkpoint_stem  # lazy: torch-heavy
 
-    path = PRETRAINED_DIR / f"{checkpoint_stem(skill, base_movement)}.pt"
+    path = PRETRAINED_DIR / f"{checkpoint_stem(skill, base_movement, depth)}.pt"
     return path if path.is_file() else None
 
 
