@@ -8,6 +8,7 @@ For each scenario and configuration (learned_oracle_nav: learned manipulation sk
 scripted nav; learned: TP-SRL with every skill learned (shipped, or the training runs that
 --checkpoints / --newest-run name, as in `rearrange.eval`), those named in
 --oracle scripted; learned_bm: learned nav, then manipulation skills that move the base;
+learned_depth / learned_bm_depth: the same two with every skill a policy on head depth;
 learned_nonav: NoNav, which needs base-movement checkpoints; oracle / oracle_nonav: scripted
 skills), runs `rearrange.eval` on the same val episodes and writes under --out:
 - results_<scenario>_<config>.json (per episode);
@@ -44,6 +45,9 @@ CONFIGS = {
     "learned_nonav": dict(skills="learned", no_nav=True),
     # learned nav, then manipulation skills that move the base (their _bm checkpoints)
     "learned_bm": dict(skills="learned", no_nav=False, base_movement=True),
+    # every skill a policy on head depth (issue 29: SKILL[_bm]_depth.pt, `--policy depth`)
+    "learned_depth": dict(skills="learned", no_nav=False, policy="depth"),
+    "learned_bm_depth": dict(skills="learned", no_nav=False, base_movement=True, policy="depth"),
     "oracle": dict(skills="oracle", no_nav=False),
     "oracle_nonav": dict(skills="oracle", no_nav=True),
 }
@@ -68,6 +72,7 @@ def config_args(scenario: str, name: str, args: argparse.Namespace, **over) -> E
         no_nav=spec["no_nav"],
         base_movement=spec.get("base_movement", False),
         skills=spec["skills"],
+        policy=spec.get("policy", "state"),
         oracle=list(spec.get("oracle", args.oracle)) if spec["skills"] == "learned" else [],
         checkpoints=args.checkpoints,
         newest_run=args.newest_run,

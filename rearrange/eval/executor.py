@@ -71,7 +71,8 @@ class ExecutorConfig:
     arm_view: bool = True
     """Video: a side view of the gripper and its target while an arm skill runs."""
     depth_inset: bool = True
-    """Video: the head depth camera (the policy's, at 64x64) in the bottom-left corner."""
+    """Video: the head depth camera in the bottom-left corner (64x64 upscaled 2x; with a depth
+    policy in the chain, at that policy's input size)."""
     end_card_frames: int = 15
     """Video: frames the end card (outcome, stages k/n, failure cause) is held for; the
     runner sets one second at the video's frame rate."""
@@ -214,8 +215,10 @@ class TPSRLExecutor:
 
     def film(self) -> EpisodeFilm:
         """What renders this executor's video frames (the config's sizes and parts)."""
-        cfg = self.config
-        layout = FrameLayout.fit(tuple(cfg.frame_size), cfg.arm_view, cfg.depth_inset)
+        cfg, env_cfg = self.config, self.env.config
+        # With a depth policy in the chain the inset is its input, at the size it sees.
+        size = env_cfg.depth_size if env_cfg.obs_preset == "depth" else None
+        layout = FrameLayout.fit(tuple(cfg.frame_size), cfg.arm_view, cfg.depth_inset, size)
         return EpisodeFilm(layout, cfg.end_card_frames)
 
     def _nav_end(self, goal: tuple[float, float, float]) -> dict:

@@ -44,11 +44,18 @@ class FrameLayout:
             )
 
     @classmethod
-    def fit(cls, main: tuple[int, int], arm_panel: bool = True, depth_inset: bool = True):
+    def fit(
+        cls,
+        main: tuple[int, int],
+        arm_panel: bool = True,
+        depth_inset: bool = True,
+        depth_size: int | None = None,
+    ):
         """The default layout for a main view of `main` (width, height): the depth inset
+        (`depth_size` pixels, default 64; a depth policy's run shows its own input size)
         upscaled 2x when it then takes at most half the main view's height, else 1x, and
         left out when even 1x does not fit."""
-        size, margin = cls.depth_size, cls.margin
+        size, margin = depth_size or cls.depth_size, cls.margin
         w, h = main
         scale = 2 if 2 * size + margin + LABEL_HEIGHT <= h // 2 else 1
         fits = size + 2 * margin <= w and size + margin + LABEL_HEIGHT <= h

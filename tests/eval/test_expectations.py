@@ -28,6 +28,9 @@ def _config(*argv: str) -> dict:
         (["--skills", "oracle"], "oracle"),
         (["--skills", "oracle", "--no-nav"], "oracle_nonav"),
         (["--no-nav", "--oracle", "pick"], ""),
+        (["--policy", "depth"], "learned_depth"),
+        (["--policy", "depth", "--base-movement"], "learned_bm_depth"),
+        (["--policy", "depth", "--oracle", "nav"], ""),
     ],
 )
 def test_config_names_follow_hab_learned(argv, name):

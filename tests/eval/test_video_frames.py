@@ -96,6 +96,9 @@ def test_layout_fits_the_depth_inset_to_the_main_view():
     small = FrameLayout.fit((160, 120))
     assert small.depth_inset and small.depth_box() == (50, 6, 64)  # 1x
     assert not FrameLayout.fit((64, 48)).depth_inset  # does not fit at all
+    # A depth policy's 128x128 input: 1x (2x would take 256 of 360 rows), 360 - 6 - 128 = 226
+    paper = FrameLayout.fit((480, 360), depth_size=128)
+    assert (paper.depth_size, paper.depth_scale, paper.depth_box()) == (128, 1, (226, 6, 128))
     with pytest.raises(ValueError, match="does not fit"):
         FrameLayout(main=(160, 120), depth_scale=2)
 
@@ -180,3 +183,17 @@ def test_executor_end_card_counts_the_last_completed_stage(pick_run):
     lines = film.card_lines
     assert "stages 1/1 completed, 2 steps" in lines
     assert lines[0] == "FAILURE" and lines[-1].endswith("not every object is at its goal")
+
+
+@pytest.mark.parametrize("preset,size,inset", [("depth", 128, 128), ("state", 128, 64)])
+def test_the_film_shows_a_depth_policys_input_at_its_size(preset, size, inset):
+    from rearrange.eval.executor import TPSRLExecutor
+    from rearrange.tasks import HabConfig, HabEnv
+    from rearrange.tasks.base import load_task_episodes
+
+    episodes = load_task_episodes("tidy_house", None, 1, "val", 0)
+    env = HabEnv("tidy_house", HabConfig(obs_preset=preset, depth_size=size), episodes=episodes)
+    try:
+        assert TPSRLExecutor(env, {}).film().layout.depth_size == inset
+    finally:
+        env.close()
