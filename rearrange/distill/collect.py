@@ -11,6 +11,14 @@ comes from β's mix of teacher and student actions instead.
 
 Each step is recorded with the teacher's action as its label (clipped to the action range,
 what the env executes of it), whichever action was executed: DAgger's relabelling.
+
+The student's previous-action input (the paper's policy embeds it) is, by default, its own
+previous output, not the executed action (`distill.prev_action`). Deployed, the two are the
+same. Here a teacher step would hand the student the teacher's action as input, and the
+teacher's actions are smooth in time, so "repeat the previous action" fits the labels and the
+student learns to copy (the copycat problem of behaviour cloning with action history):
+measured on fixed-base pick after 90k steps with "executed", 0 of 4 val episodes alone, 4 of 4
+with the teacher's action fed in as its previous action, training success 90 % at β = 0.1.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import torch
 from torch import nn
 
 from rearrange.distill.buffer import RoundStorage
+from rearrange.distill.config import PREV_ACTIONS
 from rearrange.distill.teacher_labels import TEACHER_KEY
 from rearrange.runtime.env_worker import stuck_error
 
@@ -45,8 +54,20 @@ class RoundStats:
 class LockstepCollector:
     """Steps the pool's N envs together with the student and the DAgger mix."""
 
-    def __init__(self, pool, policy: nn.Module, device: torch.device, timeout_s: float):
+    def __init__(
+        self,
+        pool,
+        policy: nn.Module,
+        device: torch.device,
+        timeout_s: float,
+        prev_action: str = "student",
+    ):
+        """`prev_action`: the student's previous-action input, "student" (its own previous
+        mean) or "executed" (whoever's action the env ran)."""
+        if prev_action not in PREV_ACTIONS:
+            raise ValueError(f"prev_action={prev_action!r}: use one of {PREV_ACTIONS}")
         self.pool, self.policy, self.device, self.timeout_s = pool, policy, device, timeout_s
+        self.prev_from_student = prev_action == "student"
         self.buffers = pool.buffers
         self.num_envs = n = pool.num_envs
         self.keys = sorted(k for k in pool.observation_space.spaces if k != TEACHER_KEY)
@@ -99,7 +120,8 @@ class LockstepCollector:
             stats.episodes += self._wait(range(n))
             scalars = self.buffers.scalars
             done = np.asarray(scalars["terminated"] | scalars["truncated"], bool)
-            self.prev = np.where(done[:, None], 0.0, executed).astype(np.float32)
+            fed_back = student if self.prev_from_student else executed
+            self.prev = np.where(done[:, None], 0.0, fed_back).astype(np.float32)
             self.not_done = ~done
             self.hidden = hidden_out
             diff += float(np.abs(np.clip(student, -1.0, 1.0) - target).mean())

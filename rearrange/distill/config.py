@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 LOSSES = ("mse_nll", "nll")
 DEPTH_DTYPES = ("float16", "uint8")
+PREV_ACTIONS = ("student", "executed")
 
 
 def _require(condition: bool, message: str) -> None:
@@ -34,6 +35,10 @@ class DistillConfig:
     """β once `beta_steps` environment steps are done (constant after)."""
     beta_steps: int = 250_000
     """Environment steps over which β moves linearly from beta_start to beta_end."""
+    prev_action: str = "student"
+    """The student's previous-action input during collection: 'student' (its own previous
+    mean, what it is fed when deployed) or 'executed' (the teacher's action on teacher
+    steps: the student then learns to copy it, `distill/collect.py`)."""
     rollout_steps: int = 64
     """Steps per env of one collection round (the round adds rollout_steps × run.num_envs
     labelled steps to the buffer, then the student trains)."""
@@ -101,6 +106,10 @@ class DistillConfig:
             f"DistillConfig.depth_dtype={self.depth_dtype!r}: use one of {DEPTH_DTYPES}",
         )
         _require(self.loss in LOSSES, f"DistillConfig.loss={self.loss!r}: use one of {LOSSES}")
+        _require(
+            self.prev_action in PREV_ACTIONS,
+            f"DistillConfig.prev_action={self.prev_action!r}: use one of {PREV_ACTIONS}",
+        )
         for name in ("lr", "eps", "max_grad_norm"):
             value = getattr(self, name)
             _require(value > 0, f"DistillConfig.{name} must be > 0, got {value}")

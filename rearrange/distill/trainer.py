@@ -93,7 +93,7 @@ class DistillTrainer:
         self.policy = self.policy_builder(self.obs_space, self.action_space).to(self.device)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=cfg.lr, eps=cfg.eps)
         self.collector = LockstepCollector(
-            self.pool, self.policy, self.device, run.worker_timeout_s
+            self.pool, self.policy, self.device, run.worker_timeout_s, cfg.prev_action
         )
         hidden = (self.policy.num_recurrent_layers, self.policy.hidden_size)
         adim = int(np.prod(self.action_space.shape))
