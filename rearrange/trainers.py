@@ -139,7 +139,7 @@ def check_pql(cfg: TrainConfig) -> str | None:
             f"{cfg.model.policy!r}: use --algo pql instead of algo=pql"
         )
     if cfg.pretrained_weights:
-        return "pretrained_weights is supported with --algo ver only: drop it for PQL"
+        return "pretrained_weights is supported with --algo ver and distill only: drop it for PQL"
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         return "PQL runs on one machine in one launch: start it without torchrun"
     return None
@@ -177,6 +177,7 @@ def build_distill(cfg: TrainConfig, run_dir: Path) -> Trainer:
         run_setup(cfg, run_dir, render_device=device),
         _teacher(cfg),
         functools.partial(_build_policy, model_cfg=cfg.model),
+        init_weights=Path(cfg.pretrained_weights) if cfg.pretrained_weights else None,
     )
 
 
@@ -195,8 +196,6 @@ def check_distill(cfg: TrainConfig) -> str | None:
             f"--algo distill trains the recurrent_gaussian policy, got model.policy="
             f"{cfg.model.policy!r}: drop the model.policy override"
         )
-    if cfg.pretrained_weights:
-        return "pretrained_weights is supported with --algo ver only: drop it for distill"
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         return "distill runs on one machine in one launch: start it without torchrun"
     try:

@@ -42,6 +42,7 @@ from rearrange.runtime.checkpoint import (
     SkillCheckpoint,
     TrainingState,
     find_latest,
+    load_init_weights,
 )
 from rearrange.runtime.env_worker import EnvWorkerError, env_seeds, make_env_pool
 from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, log
@@ -68,9 +69,15 @@ class DistillTrainer:
         setup: RunSetup,
         teacher: TeacherSpec,
         policy_builder: PolicyBuilder,
+        *,
+        init_weights: Path | None = None,
     ):
+        """`init_weights`: the student's weights a new run starts from (a distilled or VER
+        depth checkpoint, e.g. the shipped SKILL_depth.pt; `pretrained_weights=`); the
+        optimiser, counters and β start fresh (set distill.beta_start for a student that
+        already acts)."""
         self.run, self.cfg, self.setup, self.teacher = run, cfg, setup, teacher
-        self.policy_builder = policy_builder
+        self.policy_builder, self.init_weights = policy_builder, init_weights
         self.beta = LinearSchedule(cfg.beta_start, cfg.beta_end, cfg.beta_steps)
         self.session = RunSession(run, setup, "round")
         self.num_steps = 0
@@ -174,7 +181,13 @@ class DistillTrainer:
         stop = self.session.start()
         try:
             self._build()
-            self.session.resume(self._restore, map_location=self.device)
+            resumed = self.session.resume(self._restore, map_location=self.device)
+            if resumed is None and self.init_weights is not None:
+                ckpt = load_init_weights(
+                    self.init_weights, self.policy, self.obs_space, self.action_space, self.device
+                )
+                log.info("student weights from %s (trained %d steps)", self.init_weights,
+                         ckpt.num_steps)  # fmt: skip
             logger = self.session.open_logger(self.num_steps)
             self.collector.start()
             return self._loop(logger, stop)

@@ -222,6 +222,32 @@ def load_for_resume(
     return ckpt, ckpt.training
 
 
+def load_init_weights(
+    path: Path, policy: torch.nn.Module, observation_space, action_space, device
+) -> SkillCheckpoint:
+    """Load another checkpoint's policy weights into `policy` (a new run fine-tuning them:
+    `pretrained_weights=`; shipped fp16 weights become fp32); its spaces must be the run's.
+    CheckpointError in one line otherwise. Returns the checkpoint read."""
+    ckpt = SkillCheckpoint.load(path, map_location=device)
+    for name, ours in (("observation", observation_space), ("action", action_space)):
+        theirs = getattr(ckpt, f"{name}_space")
+        if theirs != ours:
+            raise CheckpointError(
+                f"pretrained_weights {path}: its {name} space {theirs} differs from this "
+                f"run's {ours}: pass a checkpoint of the same skill, preset and base movement"
+            )
+    weights = {k: v.float() if torch.is_floating_point(v) else v for k, v in ckpt.weights.items()}
+    try:
+        policy.load_state_dict(weights)
+    except RuntimeError as exc:
+        first = str(exc).strip().splitlines()[-1].strip()
+        raise CheckpointError(
+            f"pretrained_weights {path} does not fit this run's model ({first}): use the "
+            "model config it was trained with"
+        ) from None
+    return ckpt
+
+
 def _described(
     config: Mapping[str, Any],
     skill: str,

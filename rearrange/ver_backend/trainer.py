@@ -20,7 +20,11 @@ import numpy as np
 import torch
 from torch import nn
 
-from rearrange.runtime.checkpoint import CheckpointError, SkillCheckpoint, TrainingState
+from rearrange.runtime.checkpoint import (
+    SkillCheckpoint,
+    TrainingState,
+    load_init_weights,
+)
 from rearrange.runtime.env_worker import EnvWorkerError, env_seeds, make_env_pool
 from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, log
 from rearrange.runtime.result import TrainResult
@@ -158,25 +162,7 @@ class VERTrainer:
 
     def _init_from(self, path: Path, ctx: DistContext) -> None:
         """Policy weights from another checkpoint (fine-tuning); its spaces must match."""
-        ckpt = SkillCheckpoint.load(path, map_location=ctx.device)
-        for name, ours in (("observation", self.obs_space), ("action", self.action_space)):
-            theirs = getattr(ckpt, f"{name}_space")
-            if theirs != ours:
-                raise CheckpointError(
-                    f"pretrained_weights {path}: its {name} space {theirs} differs from this "
-                    f"run's {ours}: pass a checkpoint of the same skill, preset and base movement"
-                )
-        weights = {
-            k: v.float() if torch.is_floating_point(v) else v for k, v in ckpt.weights.items()
-        }
-        try:
-            self.policy.load_state_dict(weights)
-        except RuntimeError as exc:
-            first = str(exc).strip().splitlines()[-1].strip()
-            raise CheckpointError(
-                f"pretrained_weights {path} does not fit this run's model ({first}): use the "
-                "model config it was trained with"
-            ) from None
+        ckpt = load_init_weights(path, self.policy, self.obs_space, self.action_space, ctx.device)
         if self.actor is not self.policy:
             self.actor.load_state_dict(self.policy.state_dict())
         log.info("policy weights from %s (trained %d steps)", path, ckpt.num_steps)

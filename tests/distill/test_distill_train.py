@@ -65,3 +65,22 @@ def test_env_worker_processes_label_too(tmp_path):
     assert main(argv) == 0
     latest = tmp_path / "synthetic" / "p" / "checkpoints" / "latest.pt"
     assert SkillCheckpoint.load(latest).num_steps == 128
+
+
+def test_a_new_student_run_starts_from_pretrained_weights(tmp_path, capsys):
+    # `pretrained_weights=` (e.g. the shipped pick_depth.pt) gives a new distill run its
+    # student's starting weights; the step count starts at 0; a state checkpoint is refused.
+    argv = ["pick", "--algo", "distill", "--serial", f"runs_root={tmp_path}", *TINY_STUDENT,
+            *TINY_DAGGER, "run.total_steps=32", "distill.lr=1e-12"]  # fmt: skip
+    assert main([*argv, "--run-name", "a"]) == 0
+    first = tmp_path / "pick" / "a" / "checkpoints" / "latest.pt"
+    assert main([*argv, "--run-name", "b", "run.seed=7", f"pretrained_weights={first}"]) == 0
+    a = SkillCheckpoint.load(first).weights
+    b = SkillCheckpoint.load(tmp_path / "pick" / "b" / "checkpoints" / "latest.pt")
+    assert b.num_steps == 32
+    # lr 1e-12: the weights stay those it started from (seed 7 would build others)
+    for key in ("action_head.mean.weight", "encoder.visual.backbone.stem.0.weight"):
+        torch.testing.assert_close(b.weights[key], a[key], atol=1e-6, rtol=0)
+    state = pretrained_path("pick")
+    assert main([*argv, "--run-name", "c", f"pretrained_weights={state}"]) == 1
+    assert "observation space" in capsys.readouterr().err

@@ -160,7 +160,10 @@ def test_task_env_factory_selects_the_device_before_building_the_env(monkeypatch
     import rearrange.tasks
 
     monkeypatch.setenv("MUJOCO_GL", "egl")
-    monkeypatch.delenv(EGL_DEVICE_VAR, raising=False)
+    # setenv first, so that teardown restores the variable's state before the test (a bare
+    # delenv of an absent variable records nothing, and the factory sets it below)
+    monkeypatch.setenv(EGL_DEVICE_VAR, "unset")
+    monkeypatch.delenv(EGL_DEVICE_VAR)
     seen = []
 
     def fake_make_env(task, config, split, seed):
@@ -170,7 +173,7 @@ def test_task_env_factory_selects_the_device_before_building_the_env(monkeypatch
     monkeypatch.setattr(rearrange.tasks, "make_env", fake_make_env)
     assert TaskEnvFactory("pick", None, seed=10, render_device="cuda:1")(2) == "env"
     assert seen == [("pick", 12, "1")]
-    monkeypatch.delenv(EGL_DEVICE_VAR)
+    os.environ.pop(EGL_DEVICE_VAR)
     TaskEnvFactory("pick", None, seed=10)(0)  # no render device: MuJoCo's default
     assert seen[-1] == ("pick", 10, None)
 
