@@ -70,7 +70,12 @@ SHIPPED = sorted(pre.PRETRAINED_DIR.glob("*.pt"))
 
 
 def test_shipped_files_fit_the_budget():
-    assert sum(p.stat().st_size for p in SHIPPED) <= 20 * 1024 * 1024
+    # State skills are small MLPs/LSTMs; the depth policies (the paper's ResNet18 + 2x512
+    # LSTM, ~17 MB each in fp16) have issue 29's budget of 40 MB in all.
+    depth = [p for p in SHIPPED if p.stem.endswith("_depth")]
+    state = [p for p in SHIPPED if p not in depth]
+    assert sum(p.stat().st_size for p in state) <= 5 * 1024 * 1024
+    assert sum(p.stat().st_size for p in depth) <= 40 * 1024 * 1024
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
@@ -80,7 +85,8 @@ def test_every_shipped_checkpoint_loads_and_acts(path):
     for key in ("skill", "base_movement", "training_command", "steps", "wall_time_s",
                 "val_success", "val_episodes", "commit"):  # fmt: skip
         assert key in manifest
-    assert path == pre.pretrained_path(manifest["skill"], manifest["base_movement"])
+    depth = manifest.get("obs_preset") == "depth"
+    assert path == pre.pretrained_path(manifest["skill"], manifest["base_movement"], depth)
     skill = LearnedSkill(path, skill_name=manifest["skill"])
     assert skill.base_movement == manifest["base_movement"]
     obs = {k: np.zeros(s.shape, np.float32) for k, s in skill.observation_space.spaces.items()}
