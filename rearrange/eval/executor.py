@@ -381,12 +381,7 @@ class TPSRLExecutor:
 def skill_preset(skill: Skill) -> str | None:
     """The obs preset a learned skill reads (its checkpoint's: depth, state or state_rays), so
     one HAB chain can mix depth and state skills; None (the env's default) for a scripted one."""
-    space = getattr(skill, "observation_space", None)
-    if space is None:
-        return None
-    from rearrange.runtime.checkpoint import preset_of_space  # lazy: torch-heavy
-
-    return preset_of_space(space)
+    return getattr(skill, "observation_preset", None)
 
 
 def nav_entity_xy(env: HabEnv, step: PlanStep) -> tuple[float, float]:

@@ -197,18 +197,15 @@ def load_skill(args: SkillEvalArgs):
         return make_oracle(args.skill, base_movement=args.base_movement), "oracle", "state"
     from rearrange.skills.base import SkillError
     from rearrange.skills.checkpoint_lookup import find_skill_checkpoint
-    from rearrange.skills.learned import LearnedSkill
+    from rearrange.skills.learned import LearnedSkill, require_depth_policy
 
     depth = args.policy == "depth"
     path = find_skill_checkpoint(
         args.skill, args.base_movement, args.checkpoints, args.newest_run, depth=depth
     )
     skill = LearnedSkill(path, skill_name=args.skill, deterministic=not args.stochastic)
-    if depth and skill.observation_preset != "depth":
-        raise SkillError(
-            f"--policy depth: {path} is a {skill.observation_preset} policy, not one on head "
-            "depth; pass a depth checkpoint (a --algo distill run) or drop --policy depth"
-        )
+    if depth:
+        require_depth_policy(skill, path)
     variant = skill_def(args.skill).has_base_movement_variant  # nav always drives
     if variant and skill.base_movement != args.base_movement:
         trained = "with" if skill.base_movement else "without"

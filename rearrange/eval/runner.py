@@ -37,7 +37,7 @@ def load_skills(args: EvalArgs, names: list[str]) -> dict[str, Skill]:
         find_skill_checkpoint,
         run_dir_of,
     )
-    from rearrange.skills.learned import LearnedSkill
+    from rearrange.skills.learned import LearnedSkill, require_depth_policy
 
     _check_checkpoints_arg(args, learned)
     paths, missing = {}, []
@@ -76,12 +76,8 @@ def load_skills(args: EvalArgs, names: list[str]) -> dict[str, Skill]:
     for n in learned:
         print(f"skill {n}: {describe_checkpoint(paths[n])}", flush=True)
         skills[n] = LearnedSkill(paths[n], device=args.device, skill_name=n)
-        if args.policy == "depth" and skills[n].observation_preset != "depth":
-            raise SkillError(
-                f"--policy depth: {paths[n]} is a {skills[n].observation_preset} policy, not "
-                f"one on head depth; pass {n}'s depth checkpoint ({n}[_bm]_depth.pt or a "
-                "--algo distill run) or drop --policy depth"
-            )
+        if args.policy == "depth":
+            require_depth_policy(skills[n], paths[n])
     return skills
 
 

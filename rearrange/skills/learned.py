@@ -161,6 +161,17 @@ class LearnedSkill:
         return sim is not None and postcondition_met(self.name, self.target, sim)
 
 
+def require_depth_policy(skill: LearnedSkill, path: Path) -> None:
+    """`--policy depth` (eval, eval_skill): SkillError in one line unless `skill` observes
+    head depth."""
+    if skill.observation_preset != "depth":
+        raise SkillError(
+            f"--policy depth: {path} is a {skill.observation_preset} policy, not one on head "
+            f"depth; pass {skill.name}'s depth checkpoint ({skill.name}[_bm]_depth.pt or a "
+            "--algo distill run) or drop --policy depth"
+        )
+
+
 def _skill_from_path(path: Path) -> str:
     """The skill a file name suggests, for an old checkpoint that records none: pick.pt and
     pick_bm.pt and pick_bm_depth.pt → pick, runs/pick/RUN/checkpoints/latest.pt → pick."""

@@ -76,6 +76,7 @@ def test_shipped_files_fit_the_budget():
     state = [p for p in SHIPPED if p not in depth]
     assert sum(p.stat().st_size for p in state) <= 5 * 1024 * 1024
     assert sum(p.stat().st_size for p in depth) <= 40 * 1024 * 1024
+    assert sum(p.stat().st_size for p in SHIPPED) <= 20 * 1024 * 1024  # the package's budget
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
