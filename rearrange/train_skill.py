@@ -192,6 +192,9 @@ def saved_algo(run_dir: Path) -> str | None:
 # Measured on a 2-core CPU (benchmarks/RESULTS.md): the depth profile's ResNet18 trains at
 # about this many environment steps per second.
 DEPTH_CPU_SPS = 13
+# Measured on one NVIDIA H200 with 16 cores (benchmarks/RESULTS.md, "VER on a GPU"):
+# `train_skill pick --base-movement`, paper profile, 16 envs: 1,474 and 1,531 steps/s.
+DEPTH_GPU_SPS = 1500
 
 
 def cpu_profile_hint(cfg: TrainConfig, argv_skill: str, cuda: bool) -> str | None:
@@ -217,6 +220,8 @@ def manifest_algo(skill: str, command: str) -> str:
     """The trainer a shipped checkpoint's recorded training command ran."""
     if "--algo pql" in command or "+algo=pql" in command:
         return "pql"
+    if "--algo distill" in command or "+algo=distill" in command:
+        return "distill"
     if "--algo ver" in command or "--system" in command:
         return "ver"
     return default_algo(skill, "cpu" if "--profile cpu" in command else None)
@@ -225,12 +230,18 @@ def manifest_algo(skill: str, command: str) -> str:
 def recorded_speed(cfg: TrainConfig, cuda: bool) -> tuple[float, str] | None:
     """(env steps/s, where the figure comes from) for this run's ETA: the shipped checkpoint
     of the same skill, variant, trainer and observations (its manifest's steps / wall time),
-    or the depth profile's measured CPU speed; None when nothing recorded fits."""
+    or the depth profile's measured CPU or GPU speed; None when nothing recorded fits. A
+    shipped depth checkpoint's speed is a CPU one: it is not used for a run on CUDA."""
     from rearrange.skills.pretrained import pretrained_path, read_manifest
 
-    if cfg.algo == "ver" and cfg.task.obs_preset == "depth" and not cuda:
+    depth = cfg.task.obs_preset == "depth"
+    if cfg.algo == "ver" and depth:
+        if cuda:
+            return DEPTH_GPU_SPS, "measured for the paper profile on one H200 (RESULTS.md)"
         return DEPTH_CPU_SPS, "measured for the depth profile on a 2-core CPU (RESULTS.md)"
-    path = pretrained_path(cfg.skill, cfg.task.base_movement)
+    if depth and cuda:
+        return None
+    path = pretrained_path(cfg.skill, cfg.task.base_movement, depth)
     manifest = read_manifest(path) if path else None
     if not manifest or not manifest.get("steps") or not manifest.get("wall_time_s"):
         return None

@@ -71,6 +71,27 @@ def test_banner_says_when_no_speed_is_recorded(tmp_path):
     assert "no recorded speed" in start_banner(ver, tmp_path, 0, cuda=False)[-1]
 
 
+def test_paper_profile_eta_on_cuda_is_the_measured_gpu_speed(tmp_path):
+    from rearrange.train_skill import DEPTH_GPU_SPS
+
+    cfg = compose_train_config("pick", ["profile=paper", "task.base_movement=true"])
+    eta = start_banner(cfg, tmp_path, 0, cuda=True)[-1]
+    minutes = round(cfg.run.total_steps / DEPTH_GPU_SPS / 60)  # 500M steps at 1,500/s
+    assert f"~{minutes // 60} h {minutes % 60:02d} min at {DEPTH_GPU_SPS} steps/s" in eta
+    assert "(measured for the paper profile on one H200" in eta
+
+
+def test_distill_eta_is_the_shipped_depth_students_cpu_speed(tmp_path):
+    manifest = json.loads((PRETRAINED_DIR / "pick_depth.json").read_text())
+    assert manifest_algo("pick", manifest["training_command"]) == "distill"
+    cfg = compose_train_config("pick", ["profile=paper", "+algo=distill"])
+    sps = manifest["steps"] / manifest["wall_time_s"]  # 180,224 steps in 92 min: ~33
+    eta = start_banner(cfg, tmp_path, 0, cuda=False)[-1]
+    assert f"at {sps:.0f} steps/s (recorded: the shipped pick_depth.pt" in eta
+    # the shipped student's speed is a CPU one: on CUDA the ETA waits for a measured one
+    assert "no recorded speed" in start_banner(cfg, tmp_path, 0, cuda=True)[-1]
+
+
 def test_a_cli_run_prints_the_banner(tmp_path, capsys):
     assert train_synthetic(tmp_path, "b", "--serial", "total_steps=200") == 0
     err = capsys.readouterr().err
