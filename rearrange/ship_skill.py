@@ -4,12 +4,13 @@
     python -m rearrange.ship_skill select RUN [--episodes 50] [--seed 1]   # pick the snapshot
     python -m rearrange.ship_skill curve RUN --name NAME                   # its training curve
     python -m rearrange.ship_skill export CKPT --command "TRAINING COMMAND" \
-        [--episodes 100] [--seed 0] [--commit SHA]
+        [--episodes 100] [--seed 0] [--commit SHA] [--precision fp16|int8]
 
 `export` evaluates CKPT with `rearrange.eval_skill` on val episodes (the success in the
 manifest is measured here, never typed in), then writes rearrange/skills/pretrained/
-<skill>[_bm].pt (fp16 weights, no optimiser) and its .json manifest, after evaluating those
-fp16 weights on the same episodes (`val_success_shipped`: what the shipped file does).
+<skill>[_bm][_depth].pt (fp16 weights, or int8 ones with per-row scales; no optimiser) and its
+.json manifest, after evaluating those weights on the same episodes (`val_success_shipped`:
+what the shipped file does).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import time
 from pathlib import Path
 
 from rearrange.eval.stats import format_rate
+from rearrange.runtime.weight_codec import PRECISIONS
 from rearrange.skills.pretrained import PRETRAINED_DIR, shipped
 
 PROG = "python -m rearrange.ship_skill"
@@ -64,17 +66,19 @@ def export(args: argparse.Namespace) -> int:
         "source_checkpoint": str(src),
         "source_sha256": hashlib.sha256(src.read_bytes()).hexdigest(),
         "exported": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "weights": args.precision,
     }
     out_dir, name = Path(args.out_dir), ckpt.file_stem
-    # The file users get holds fp16 weights: their own success on the same episodes, so that
-    # the manifest says what the shipped file does too (it can differ by an episode or two).
-    # Measured on a temporary copy, so that the package's .pt and .json are written together.
+    # The file users get holds fp16 (or int8) weights: their own success on the same episodes,
+    # so that the manifest says what the shipped file does too (it can differ by an episode or
+    # two). Measured on a temporary copy, so that the package's .pt and .json are written
+    # together.
     with tempfile.TemporaryDirectory() as tmp:
-        fp16 = ckpt.for_shipping(manifest).save(Path(tmp) / f"{name}.pt")
-        check = evaluate_skill(SkillEvalArgs.for_checkpoint(fp16, ckpt, args.episodes, args.seed))
-    print(f"the fp16 weights: {table_row(check)}")
+        small = ckpt.for_shipping(manifest, args.precision).save(Path(tmp) / f"{name}.pt")
+        check = evaluate_skill(SkillEvalArgs.for_checkpoint(small, ckpt, args.episodes, args.seed))
+    print(f"the {args.precision} weights: {table_row(check)}")
     manifest["val_success_shipped"] = check.success_rate
-    path = ckpt.for_shipping(manifest).save(out_dir / f"{name}.pt")
+    path = ckpt.for_shipping(manifest, args.precision).save(out_dir / f"{name}.pt")
     (out_dir / f"{name}.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"shipped {path} ({path.stat().st_size / 1024:.0f} KiB), manifest {name}.json")
     return 0
@@ -89,9 +93,10 @@ def list_shipped() -> int:
         rate_txt = "?"
         if rate is not None and n:  # the manifest keeps the rate; its count is rate * n
             rate_txt = f"{format_rate(round(rate * n), n)} on {n} val eps"
-            fp16 = m.get("val_success_shipped")
-            if fp16 is not None:  # exports since it was added evaluate the written file too
-                rate_txt += f" (this fp16 file: {format_rate(round(fp16 * n), n)})"
+            shipped_rate = m.get("val_success_shipped")
+            if shipped_rate is not None:  # exports since it was added evaluate the file too
+                kind = m.get("weights", "fp16")
+                rate_txt += f" (this {kind} file: {format_rate(round(shipped_rate * n), n)})"
         print(f"{m['file']}: {m['bytes'] / 1024:.0f} KiB, {m.get('steps', 0):,} steps, {rate_txt}")
     return 0
 
@@ -118,6 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--commit", help="commit the training ran at (default: HEAD)")
     e.add_argument("--out-dir", default=str(PRETRAINED_DIR))
+    e.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="fp16",
+        help="how the shipped file stores the weights: fp16, or int8 with one scale per output "
+        "row (half the bytes; for the depth students)",
+    )
     e.add_argument(
         "--wall-time-s",
         type=float,

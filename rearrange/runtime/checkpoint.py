@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from rearrange.models.config import ModelConfig
+from rearrange.runtime import weight_codec
 from rearrange.skill_spec import SCAN_SENSORS, action_layout, skill_names
 
 LATEST = "latest.pt"
@@ -148,11 +149,12 @@ class SkillCheckpoint:
             **_described(config, skill, observation_space, action_space),
         )
 
-    def for_shipping(self, manifest: Mapping[str, Any]) -> SkillCheckpoint:
-        """What the package ships of it: fp16 weights, the manifest, no training state."""
-        weights = {
-            k: v.half() if torch.is_floating_point(v) else v for k, v in self.weights.items()
-        }
+    def for_shipping(
+        self, manifest: Mapping[str, Any], precision: str = "fp16"
+    ) -> SkillCheckpoint:
+        """What the package ships of it: fp16 weights (or int8 ones with per-row scales,
+        `runtime/weight_codec.py`), the manifest, no training state. `load` decodes them."""
+        weights = weight_codec.encode(self.weights, precision)
         return dataclasses.replace(self, weights=weights, manifest=dict(manifest), training=None)
 
     def save(self, path: str | Path) -> Path:
@@ -202,6 +204,13 @@ class SkillCheckpoint:
         _require(path, state, names)
         _check_types(path, state, "weights")
         fields = {n: state[n] for n in names}
+        try:  # int8 shipped weights: dense again, so every reader sees a plain state_dict
+            fields["weights"] = weight_codec.decode(state["weights"])
+        except ValueError as exc:
+            raise CheckpointError(
+                f"checkpoint {path} has damaged weights ({exc}): restore the file or export "
+                "it again with rearrange.ship_skill"
+            ) from None
         fields["model"] = model_config_from_dict(state["model"])
         if state["training"] is not None:
             fields["training"] = TrainingState(**state["training"])

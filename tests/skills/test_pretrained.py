@@ -59,6 +59,35 @@ def test_export_measures_success_and_writes_compact_weights(tmp_path, monkeypatc
     assert skill.base_movement is False and skill.observation_preset == "state"
 
 
+def test_an_int8_export_records_its_precision_and_acts_like_the_source(tmp_path, monkeypatch):
+    import torch
+
+    from rearrange.runtime import weight_codec
+    from rearrange.runtime.checkpoint import SkillCheckpoint
+    from rearrange.ship_skill import main
+
+    monkeypatch.setattr(weight_codec, "INT8_MIN_NUMEL", 64)  # the test policy's layers are tiny
+    src = tmp_path / "ckpt_0000004096.pt"
+    policy = train_ckpt(src)
+    out = tmp_path / "shipped"
+    out.mkdir()
+    assert main(["export", str(src), "--command", "c", "--episodes", "1", "--out-dir", str(out),
+                 "--precision", "int8"]) == 0  # fmt: skip
+    manifest = json.loads((out / "pick.json").read_text())
+    assert manifest["weights"] == "int8" and "val_success_shipped" in manifest
+    stored = torch.load(out / "pick.pt", weights_only=False)["weights"]
+    assert any(v.dtype == torch.int8 for v in stored.values())
+    skill = LearnedSkill(out / "pick.pt", skill_name="pick")
+    for name, value in skill.policy.state_dict().items():  # int8 rows: within half a step
+        ref = policy.state_dict()[name]
+        if ref.is_floating_point() and ref.dim() >= 2 and ref.numel() >= 64:
+            step = ref.abs().amax(dim=tuple(range(1, ref.dim())), keepdim=True) / 127
+            assert bool(((value - ref).abs() <= step / 2 + 1e-6).all()), name
+    with pytest.raises(SystemExit):  # argparse: an unknown precision is one usage line
+        main(["export", str(src), "--command", "c", "--precision", "int4"])
+    assert SkillCheckpoint.load(out / "pick.pt").manifest == manifest
+
+
 def test_learned_skill_reads_base_movement_from_the_checkpoint(tmp_path):
     train_ckpt(tmp_path / "place.pt", "place", base_movement=True)
     skill = LearnedSkill(tmp_path / "place.pt", skill_name="place")
