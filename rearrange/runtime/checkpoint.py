@@ -149,9 +149,7 @@ class SkillCheckpoint:
             **_described(config, skill, observation_space, action_space),
         )
 
-    def for_shipping(
-        self, manifest: Mapping[str, Any], precision: str = "fp16"
-    ) -> SkillCheckpoint:
+    def for_shipping(self, manifest: Mapping[str, Any], precision: str = "fp16") -> SkillCheckpoint:
         """What the package ships of it: fp16 weights (or int8 ones with per-row scales,
         `runtime/weight_codec.py`), the manifest, no training state. `load` decodes them."""
         weights = weight_codec.encode(self.weights, precision)
