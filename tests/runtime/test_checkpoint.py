@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from rearrange.models import ModelConfig, build_policy
+from rearrange.runtime import weight_codec
 from rearrange.runtime.checkpoint import (
     CheckpointError,
     CheckpointNotFoundError,
@@ -121,11 +122,13 @@ def test_every_shipped_checkpoint_loads_with_its_fields(path):
     assert ckpt.success_radius == (0.5 if ckpt.skill == "nav" else None)
     if "format" in raw:
         assert raw["version"] == 2 and ckpt.step_limit == raw["step_limit"]
-        weights = raw["weights"]
+        weights = weight_codec.decode(raw["weights"])  # int8 ones: times their row scales
+        assert weight_codec.precision_of(raw["weights"]) == manifest.get("weights", "fp16")
     else:
         assert ckpt.model.policy == raw["config"]["model"]["policy"]
         assert ckpt.step_limit == raw["config"]["task"]["max_episode_steps"]
         weights = raw["policy"]
+    assert ckpt.weights.keys() == weights.keys()
     for name, value in weights.items():  # the very same weights
         assert torch.equal(ckpt.weights[name], value) and ckpt.weights[name].dtype == value.dtype
 
