@@ -33,20 +33,8 @@ TRAIN=(--profile paper --algo distill "run.num_envs=$ENVS" distill.updates_per_r
   "run.log_every_steps=$((STEPS / 40))" "${SIZE[@]}")
 LOG="$OUT/distill.log"
 PART_TAIL=6
+PART_LOG=$LOG # every part's whole output goes to one log (OUT holds 8 files)
 source "$(dirname "$0")/gpu_part.sh"
-# every part's whole output goes to one log (OUT holds 8 files)
-part() {
-  local name=$1 cap=$2
-  shift 2
-  echo "=== $name (cap ${cap}s) $(date +%T)" | tee -a "$LOG"
-  timeout -k 5 "$cap" "$@" >"$OUT/part.tmp" 2>&1
-  local rc=$?
-  tr '\r' '\n' <"$OUT/part.tmp" | grep -av '^\s*$' >>"$LOG"
-  tr '\r' '\n' <"$OUT/part.tmp" | grep -av '^\s*$' | tail -n "$PART_TAIL"
-  rm -f "$OUT/part.tmp"
-  echo "=== $name rc=$rc $(date +%T)" | tee -a "$LOG"
-  return $rc
-}
 
 for spec in "$@"; do
   skill=${spec%:bm}

@@ -16,6 +16,7 @@ what the shipped file does).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import subprocess
@@ -73,12 +74,15 @@ def export(args: argparse.Namespace) -> int:
     # so that the manifest says what the shipped file does too (it can differ by an episode or
     # two). Measured on a temporary copy, so that the package's .pt and .json are written
     # together.
+    # The weights are encoded once: the file written is the one measured, plus its figure.
+    shipped = ckpt.for_shipping(manifest, args.precision)
     with tempfile.TemporaryDirectory() as tmp:
-        small = ckpt.for_shipping(manifest, args.precision).save(Path(tmp) / f"{name}.pt")
+        small = shipped.save(Path(tmp) / f"{name}.pt")
         check = evaluate_skill(SkillEvalArgs.for_checkpoint(small, ckpt, args.episodes, args.seed))
     print(f"the {args.precision} weights: {table_row(check)}")
     manifest["val_success_shipped"] = check.success_rate
-    path = ckpt.for_shipping(manifest, args.precision).save(out_dir / f"{name}.pt")
+    shipped = dataclasses.replace(shipped, manifest=dict(manifest))
+    path = shipped.save(out_dir / f"{name}.pt")
     (out_dir / f"{name}.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"shipped {path} ({path.stat().st_size / 1024:.0f} KiB), manifest {name}.json")
     return 0

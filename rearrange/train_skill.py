@@ -40,6 +40,7 @@ from rearrange.logs import configure_logging
 from rearrange.runtime.checkpoint import CheckpointError, SkillCheckpoint, find_latest
 from rearrange.runtime.logging_utils import format_duration
 from rearrange.runtime.run import TrainProcessError
+from rearrange.runtime.run_lock import RunLock, RunLockError
 from rearrange.trainers import TRAINERS
 
 
@@ -327,12 +328,22 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
-    if not _banner_or_error(cfg, run_dir, cuda):
-        return 1
-    if int(os.environ.get("RANK", "0")) == 0:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "config.yaml").write_text(config_to_yaml(cfg))
-    return report_training(entry.build(cfg, run_dir).train, entry.updates)
+    rank0 = int(os.environ.get("RANK", "0")) == 0
+    lock = RunLock(run_dir)  # rank 0 holds it for the ranks: one trainer per run directory
+    try:
+        if rank0:
+            lock.acquire()
+    except RunLockError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if not _banner_or_error(cfg, run_dir, cuda):
+            return 1
+        if rank0:
+            (run_dir / "config.yaml").write_text(config_to_yaml(cfg))
+        return report_training(entry.build(cfg, run_dir).train, entry.updates)
+    finally:
+        lock.release()
 
 
 def _banner_or_error(cfg: TrainConfig, run_dir: Path, cuda: bool) -> bool:
