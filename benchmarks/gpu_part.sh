@@ -3,22 +3,21 @@
 # PART_LOG set, appended to that one file: a call returns at most 8 files from OUT), prints
 # the output's last ${PART_TAIL:-25} lines and the exit status, and returns that status.
 part() {
-  local name=$1 cap=$2
+  local name=$1 cap=$2 start
   shift 2
-  local log="${PART_LOG:-$OUT/$name.log}" tmp="$OUT/.part.$name.tmp"
-  echo "=== $name (cap ${cap}s) $(date +%T)"
-  [ -n "${PART_LOG:-}" ] && echo "=== $name (cap ${cap}s) $(date +%T)" >>"$log"
+  start="=== $name (cap ${cap}s) $(date +%T)"
+  echo "$start"
+  local tmp="$OUT/.part.$name.tmp"
   timeout -k 5 "$cap" "$@" >"$tmp" 2>&1
   local rc=$?
-  if [ -n "${PART_LOG:-}" ]; then
-    tr '\r' '\n' <"$tmp" | grep -av '^\s*$' >>"$log"
-    echo "=== $name rc=$rc $(date +%T)" >>"$log"
-  else
-    mv "$tmp" "$log"
-    tmp="$log"
-  fi
+  local end="=== $name rc=$rc $(date +%T)"
   tr '\r' '\n' <"$tmp" | grep -av '^\s*$' | tail -n "${PART_TAIL:-25}"
-  [ "$tmp" = "$log" ] || rm -f "$tmp"
-  echo "=== $name rc=$rc $(date +%T)"
+  if [ -n "${PART_LOG:-}" ]; then
+    { echo "$start"; tr '\r' '\n' <"$tmp" | grep -av '^\s*$'; echo "$end"; } >>"$PART_LOG"
+    rm -f "$tmp"
+  else
+    mv "$tmp" "$OUT/$name.log"
+  fi
+  echo "$end"
   return $rc
 }

@@ -73,8 +73,7 @@ def export(args: argparse.Namespace) -> int:
     # The file users get holds fp16 (or int8) weights: their own success on the same episodes,
     # so that the manifest says what the shipped file does too (it can differ by an episode or
     # two). Measured on a temporary copy, so that the package's .pt and .json are written
-    # together.
-    # The weights are encoded once: the file written is the one measured, plus its figure.
+    # together; the weights are encoded once, so the file shipped holds the tensors measured.
     shipped = ckpt.for_shipping(manifest, args.precision)
     with tempfile.TemporaryDirectory() as tmp:
         small = shipped.save(Path(tmp) / f"{name}.pt")
