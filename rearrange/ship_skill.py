@@ -4,13 +4,16 @@
     python -m rearrange.ship_skill select RUN [--episodes 50] [--seed 1]   # pick the snapshot
     python -m rearrange.ship_skill curve RUN --name NAME                   # its training curve
     python -m rearrange.ship_skill export CKPT --command "TRAINING COMMAND" \
-        [--episodes 100] [--seed 0] [--commit SHA] [--precision fp16|int8]
+        [--episodes 100] [--seed 0] [--commit SHA] [--precision fp16|int8|int4]
+    python -m rearrange.ship_skill reencode SHIPPED.pt --precision int4   # smaller weights
 
 `export` evaluates CKPT with `rearrange.eval_skill` on val episodes (the success in the
 manifest is measured here, never typed in), then writes rearrange/skills/pretrained/
-<skill>[_bm][_depth].pt (fp16 weights, or int8 ones with per-row scales; no optimiser) and its
-.json manifest, after evaluating those weights on the same episodes (`val_success_shipped`:
-what the shipped file does).
+<skill>[_bm][_depth].pt (fp16 weights, or int8 / int4 codes with scales,
+`runtime/weight_codec.py`; no optimiser) and its .json manifest, after evaluating those weights
+on the same episodes (`val_success_shipped`: what the shipped file does). `reencode` stores a
+shipped file's weights in another precision (when its training checkpoint is gone), measures
+the new file on the manifest's val episodes and records the step in the manifest (`reencoded`).
 """
 
 from __future__ import annotations
@@ -87,6 +90,44 @@ def export(args: argparse.Namespace) -> int:
     return 0
 
 
+def reencode(args: argparse.Namespace) -> int:
+    from rearrange.eval.one_skill import SkillEvalArgs, evaluate_skill, table_row
+    from rearrange.runtime.checkpoint import SkillCheckpoint
+
+    src = Path(args.file)
+    ckpt = SkillCheckpoint.load(src)
+    manifest = dict(ckpt.manifest or {})
+    if "val_episodes" not in manifest or "val_seed" not in manifest:
+        raise ValueError(
+            f"{src} is not a shipped checkpoint (its manifest names no val episodes): ship a "
+            f"training checkpoint with `{PROG} export` instead"
+        )
+    episodes, seed = int(manifest["val_episodes"]), int(manifest["val_seed"])
+    shipped = ckpt.for_shipping(manifest, args.precision)
+    with tempfile.TemporaryDirectory() as tmp:
+        small = shipped.save(Path(tmp) / src.name)
+        check = evaluate_skill(SkillEvalArgs.for_checkpoint(small, ckpt, episodes, seed))
+    print(f"the {args.precision} weights: {table_row(check)}")
+    # What the file was, so the chain from the training command stays on record: its precision,
+    # its bytes (sha256) and what it did on the same episodes.
+    manifest["reencoded"] = {
+        "command": f"{PROG} reencode {src} --precision {args.precision}",
+        "from_weights": manifest.get("weights", "fp16"),
+        "from_sha256": hashlib.sha256(src.read_bytes()).hexdigest(),
+        "from_val_success_shipped": manifest.get("val_success_shipped"),
+        "commit": _git_head(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+    manifest["weights"] = args.precision
+    manifest["val_success_shipped"] = check.success_rate
+    shipped = dataclasses.replace(shipped, manifest=dict(manifest))
+    out_dir = Path(args.out_dir) if args.out_dir else src.parent
+    path = shipped.save(out_dir / src.name)
+    (out_dir / f"{src.stem}.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    print(f"shipped {path} ({path.stat().st_size / 1024:.0f} KiB), manifest {src.stem}.json")
+    return 0
+
+
 def list_shipped() -> int:
     rows = shipped()
     if not rows:
@@ -130,16 +171,23 @@ def main(argv: list[str] | None = None) -> int:
         "--precision",
         choices=PRECISIONS,
         default="fp16",
-        help="how the shipped file stores the weights: fp16, or int8 with one scale per output "
-        "row (half the bytes; for the depth students)",
+        help="how the shipped file stores the weights: fp16, int8 with one scale per output "
+        "row (half the bytes), or int4 with one scale per 32 weights (under a third; for the "
+        "depth students)",
     )
     e.add_argument(
         "--wall-time-s",
         type=float,
         help="training wall time, for checkpoints written before they recorded it",
     )
+    r = sub.add_parser("reencode", help="store a shipped file's weights in another precision")
+    r.add_argument("file", help="a shipped checkpoint (rearrange/skills/pretrained/NAME.pt)")
+    r.add_argument("--precision", choices=PRECISIONS, required=True)
+    r.add_argument("--out-dir", help="where to write it (default: beside the file, replacing it)")
     args = p.parse_args(argv)
     try:
+        if args.cmd == "reencode":
+            return reencode(args)
         return list_shipped() if args.cmd == "list" else export(args)
     except (ValueError, RuntimeError, OSError, KeyError) as err:
         message = str(err).splitlines()[0] if str(err) else type(err).__name__

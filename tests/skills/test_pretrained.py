@@ -84,8 +84,52 @@ def test_an_int8_export_records_its_precision_and_acts_like_the_source(tmp_path,
             step = ref.abs().amax(dim=tuple(range(1, ref.dim())), keepdim=True) / 127
             assert bool(((value - ref).abs() <= step / 2 + 1e-6).all()), name
     with pytest.raises(SystemExit):  # argparse: an unknown precision is one usage line
-        main(["export", str(src), "--command", "c", "--precision", "int4"])
+        main(["export", str(src), "--command", "c", "--precision", "int3"])
     assert SkillCheckpoint.load(out / "pick.pt").manifest == manifest
+
+
+def test_reencode_stores_a_shipped_file_as_int4_and_records_the_step(tmp_path, monkeypatch, capsys):
+    import hashlib
+
+    import torch
+
+    from rearrange.eval import one_skill
+    from rearrange.runtime import weight_codec
+    from rearrange.runtime.checkpoint import SkillCheckpoint
+    from rearrange.ship_skill import main
+
+    monkeypatch.setattr(weight_codec, "INT8_MIN_NUMEL", 64)  # the test policy's layers are tiny
+    src = tmp_path / "ckpt_0000004096.pt"
+    train_ckpt(src)
+    first, second = tmp_path / "fp16", tmp_path / "int4"
+    first.mkdir(), second.mkdir()
+    assert main(["export", str(src), "--command", "c", "--episodes", "2", "--seed", "3",
+                 "--out-dir", str(first)]) == 0  # fmt: skip
+    before = json.loads((first / "pick.json").read_text())
+    shipped = first / "pick.pt"
+    sha = hashlib.sha256(shipped.read_bytes()).hexdigest()
+    assert main(["reencode", str(shipped), "--precision", "int4", "--out-dir", str(second)]) == 0
+    after = json.loads((second / "pick.json").read_text())
+    assert after["weights"] == "int4" and after["training_command"] == "c"
+    assert after["val_success"] == before["val_success"] and after["steps"] == 4096
+    step = after["reencoded"]
+    assert step["from_weights"] == "fp16" and step["from_sha256"] == sha
+    assert step["from_val_success_shipped"] == before["val_success_shipped"]
+    assert step["command"].endswith(f"reencode {shipped} --precision int4")
+    # the new file's success is measured on the manifest's own episodes (2 of seed 3)
+    again = one_skill.evaluate_skill(
+        one_skill.SkillEvalArgs.for_checkpoint(
+            second / "pick.pt", SkillCheckpoint.load(second / "pick.pt"), 2, 3
+        )
+    )
+    assert after["val_success_shipped"] == again.success_rate
+    stored = torch.load(second / "pick.pt", weights_only=False)["weights"]
+    assert weight_codec.precision_of(stored) == "int4"
+    assert SkillCheckpoint.load(second / "pick.pt").manifest == after
+    # a training checkpoint has no manifest: one line, naming export
+    assert main(["reencode", str(src), "--precision", "int4", "--out-dir", str(second)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "is not a shipped checkpoint" in err and "export" in err and "\n" not in err
 
 
 def test_learned_skill_reads_base_movement_from_the_checkpoint(tmp_path):
