@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Depth students on a lent GPU (issue 29), one device call: for each SKILL[:bm] named, DAgger
 # from the shipped state skill into the paper's policy on CUDA (16 envs), the last snapshots
-# evaluated side by side on 50 val episodes of seed 1, the best one exported with int8 weights
+# evaluated side by side on 50 val episodes of seed 1, the best one exported with int4 weights
 # after 100 val episodes of seed 0 (ship_skill export: the manifest holds both commands and the
 # measured figures). What comes back in OUT: each skill's SKILL[_bm]_depth.pt and .json (copy
 # them to rearrange/skills/pretrained/ as they are) and one log of every part.
@@ -61,6 +61,6 @@ for spec in "$@"; do
   [ -z "$best" ] && continue
   text="${cmd[*]} (on one GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)); the $(basename "$best") snapshot, chosen on $SELECT_EPS val episodes of seed 1 ($best_rate %)"
   part "export_$name" 300 python3 -m rearrange.ship_skill export "$best" --episodes "$SHIP_EPS" \
-    --seed 0 --commit "$COMMIT" --precision int8 --out-dir "$OUT" --command "$text" || true
+    --seed 0 --commit "$COMMIT" --precision int4 --out-dir "$OUT" --command "$text" || true
 done
 ls -la "$OUT"
