@@ -150,7 +150,7 @@ class SkillCheckpoint:
         )
 
     def for_shipping(self, manifest: Mapping[str, Any], precision: str = "fp16") -> SkillCheckpoint:
-        """What the package ships of it: fp16 weights (or int8 ones with per-row scales,
+        """What the package ships of it: fp16 weights (or int8 / int4 codes with scales,
         `runtime/weight_codec.py`), the manifest, no training state. `load` decodes them."""
         weights = weight_codec.encode(self.weights, precision)
         return dataclasses.replace(self, weights=weights, manifest=dict(manifest), training=None)
@@ -202,7 +202,7 @@ class SkillCheckpoint:
         _require(path, state, names)
         _check_types(path, state, "weights")
         fields = {n: state[n] for n in names}
-        try:  # int8 shipped weights: dense again, so every reader sees a plain state_dict
+        try:  # int8 / int4 shipped weights: dense again, so every reader sees a plain state_dict
             fields["weights"] = weight_codec.decode(state["weights"])
         except ValueError as exc:
             raise CheckpointError(
