@@ -70,28 +70,33 @@ def export(args: argparse.Namespace) -> int:
         "source_checkpoint": str(src),
         "source_sha256": hashlib.sha256(src.read_bytes()).hexdigest(),
         "exported": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "weights": args.precision,
     }
-    out_dir, name = Path(args.out_dir), ckpt.file_stem
-    # The file users get holds fp16 (or int8) weights: their own success on the same episodes,
-    # so that the manifest says what the shipped file does too (it can differ by an episode or
-    # two). Measured on a temporary copy, so that the package's .pt and .json are written
-    # together; the weights are encoded once, so the file shipped holds the tensors measured.
-    shipped = ckpt.for_shipping(manifest, args.precision)
+    out = Path(args.out_dir) / f"{ckpt.file_stem}.pt"
+    return _ship(ckpt, manifest, args.precision, args.episodes, args.seed, out)
+
+
+def _ship(ckpt, manifest: dict, precision: str, episodes: int, seed: int, out: Path) -> int:
+    """Write `ckpt` in `precision` to `out` (.pt) and its .json, `manifest` completed with the
+    precision and the success of those very weights on the val episodes (`episodes` of
+    `seed`): what the shipped file does (it can differ by an episode or two from the source).
+    Measured on a temporary copy, so that the package's .pt and .json are written together;
+    the weights are encoded once, so the file shipped holds the tensors measured."""
+    from rearrange.eval.one_skill import SkillEvalArgs, evaluate_skill, table_row
+
+    shipped = ckpt.for_shipping(manifest, precision)
     with tempfile.TemporaryDirectory() as tmp:
-        small = shipped.save(Path(tmp) / f"{name}.pt")
-        check = evaluate_skill(SkillEvalArgs.for_checkpoint(small, ckpt, args.episodes, args.seed))
-    print(f"the {args.precision} weights: {table_row(check)}")
+        small = shipped.save(Path(tmp) / out.name)
+        check = evaluate_skill(SkillEvalArgs.for_checkpoint(small, ckpt, episodes, seed))
+    print(f"the {precision} weights: {table_row(check)}")
+    manifest["weights"] = precision
     manifest["val_success_shipped"] = check.success_rate
-    shipped = dataclasses.replace(shipped, manifest=dict(manifest))
-    path = shipped.save(out_dir / f"{name}.pt")
-    (out_dir / f"{name}.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    print(f"shipped {path} ({path.stat().st_size / 1024:.0f} KiB), manifest {name}.json")
+    path = dataclasses.replace(shipped, manifest=dict(manifest)).save(out)
+    out.with_suffix(".json").write_text(json.dumps(manifest, indent=1) + "\n")
+    print(f"shipped {path} ({path.stat().st_size / 1024:.0f} KiB), manifest {out.stem}.json")
     return 0
 
 
 def reencode(args: argparse.Namespace) -> int:
-    from rearrange.eval.one_skill import SkillEvalArgs, evaluate_skill, table_row
     from rearrange.runtime.checkpoint import SkillCheckpoint
 
     src = Path(args.file)
@@ -102,12 +107,6 @@ def reencode(args: argparse.Namespace) -> int:
             f"{src} is not a shipped checkpoint (its manifest names no val episodes): ship a "
             f"training checkpoint with `{PROG} export` instead"
         )
-    episodes, seed = int(manifest["val_episodes"]), int(manifest["val_seed"])
-    shipped = ckpt.for_shipping(manifest, args.precision)
-    with tempfile.TemporaryDirectory() as tmp:
-        small = shipped.save(Path(tmp) / src.name)
-        check = evaluate_skill(SkillEvalArgs.for_checkpoint(small, ckpt, episodes, seed))
-    print(f"the {args.precision} weights: {table_row(check)}")
     # What the file was, so the chain from the training command stays on record: its precision,
     # its bytes (sha256) and what it did on the same episodes.
     manifest["reencoded"] = {
@@ -118,14 +117,9 @@ def reencode(args: argparse.Namespace) -> int:
         "commit": _git_head(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    manifest["weights"] = args.precision
-    manifest["val_success_shipped"] = check.success_rate
-    shipped = dataclasses.replace(shipped, manifest=dict(manifest))
-    out_dir = Path(args.out_dir) if args.out_dir else src.parent
-    path = shipped.save(out_dir / src.name)
-    (out_dir / f"{src.stem}.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    print(f"shipped {path} ({path.stat().st_size / 1024:.0f} KiB), manifest {src.stem}.json")
-    return 0
+    episodes, seed = int(manifest["val_episodes"]), int(manifest["val_seed"])
+    out = (Path(args.out_dir) if args.out_dir else src.parent) / f"{src.stem}.pt"
+    return _ship(ckpt, manifest, args.precision, episodes, seed, out)
 
 
 def list_shipped() -> int:

@@ -18,6 +18,8 @@ tensors, so every loader sees a plain state_dict.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 PRECISIONS = ("fp16", "int8", "int4")
@@ -77,10 +79,7 @@ def dequantize_groups(packed: torch.Tensor, scale: torch.Tensor, shape: list[int
     """The dense fp32 tensor of `shape` from `quantize_groups`' packed codes and scales; a
     layout that does not fit the shape raises ValueError."""
     rows, groups = scale.shape
-    numel = 1
-    for d in shape:
-        numel *= d
-    cols = numel // rows if rows else 0
+    cols = math.prod(shape) // rows if rows else 0
     group = 2 * packed.shape[1] // groups if groups else 0
     if (packed.dtype != torch.uint8 or packed.shape[0] != rows or not shape or shape[0] != rows
             or group <= 0 or groups * group != 2 * packed.shape[1] or not 0 <= groups * group - cols < group):  # fmt: skip

@@ -123,7 +123,7 @@ def test_every_shipped_checkpoint_loads_with_its_fields(path):
     assert ckpt.success_radius == {"nav": 0.5, "nav_depth": 1.5}.get(path.stem)
     if "format" in raw:
         assert raw["version"] == 2 and ckpt.step_limit == raw["step_limit"]
-        weights = weight_codec.decode(raw["weights"])  # int8 ones: times their row scales
+        weights = weight_codec.decode(raw["weights"])  # int8 / int4 ones: dense again
         assert weight_codec.precision_of(raw["weights"]) == manifest.get("weights", "fp16")
     else:
         assert ckpt.model.policy == raw["config"]["model"]["policy"]
