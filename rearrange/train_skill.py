@@ -367,7 +367,7 @@ def report_training(train, updates: str) -> int:
             print(f"--- {exc.process} traceback ---\n{exc.worker_traceback}", file=sys.stderr)
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except CheckpointError as exc:
+    except (CheckpointError, ConfigError) as exc:  # ConfigError: one the env's spaces reveal
         print(f"error: {exc}", file=sys.stderr)
         return 1
     logging.info(

@@ -8,7 +8,7 @@ Invalid values raise ValueError with one line naming the field and the fix.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 LOSSES = ("mse_nll", "nll")
 DEPTH_DTYPES = ("float16", "uint8")
@@ -72,6 +72,10 @@ class DistillConfig:
     loss: str = "mse_nll"
     """'mse_nll': ½‖mean − a*‖² for the mean plus the Gaussian NLL of a* with the mean
     detached (trains only the log-std); 'nll': the Gaussian NLL alone (`distill/loss.py`)."""
+    action_weights: list[float] = field(default_factory=list)
+    """Per-dimension weights of the squared error of 'mse_nll', one per action dimension in
+    the action layout's order (nav: [linear, angular, stop]); empty: all 1. E.g.
+    `distill.action_weights=[1,1,4]` makes nav's thresholded stop count 4x."""
 
     def __post_init__(self) -> None:
         self.validate()
@@ -109,6 +113,18 @@ class DistillConfig:
         _require(
             self.prev_action in PREV_ACTIONS,
             f"DistillConfig.prev_action={self.prev_action!r}: use one of {PREV_ACTIONS}",
+        )
+        _require(
+            all(w >= 0 for w in self.action_weights) and any(w > 0 for w in self.action_weights)
+            if self.action_weights
+            else True,
+            f"DistillConfig.action_weights={self.action_weights}: weights must be >= 0 and "
+            "not all 0 (or empty for all 1)",
+        )
+        _require(
+            not self.action_weights or self.loss == "mse_nll",
+            f"DistillConfig.action_weights apply to loss 'mse_nll', not {self.loss!r}: "
+            "drop them or set distill.loss=mse_nll",
         )
         for name in ("lr", "eps", "max_grad_norm"):
             value = getattr(self, name)

@@ -14,7 +14,9 @@ The default (`distill.loss=mse_nll`) decouples them:
     loss = ½ Σ_d (μ_d − a*_d)²  +  NLL(a* | stop_grad(μ), σ)
 
 the mean learns by least squares, every dimension weighted alike (actions all live in
-[−1, 1]); σ still gets the maximum-likelihood gradient, so σ_d² tends to the student's mean
+[−1, 1]) unless `distill.action_weights` names a weight w_d per dimension (then the first
+term is ½ Σ_d w_d (μ_d − a*_d)²: nav's thresholded stop, say, can count more than the
+velocities); σ still gets the maximum-likelihood gradient, so σ_d² tends to the student's mean
 squared error in dimension d: a calibrated spread for `eval_skill --stochastic` and for PPO
 fine-tuning from the distilled checkpoint. At σ = 1 (the initial log-std 0) both losses give
 the mean the same gradient. `distill.loss=nll` is the plain NLL.
@@ -44,15 +46,24 @@ def sequence_distribution(
 
 
 def distill_loss(
-    dist: DiagGaussian, targets: torch.Tensor, kind: str = "mse_nll"
+    dist: DiagGaussian,
+    targets: torch.Tensor,
+    kind: str = "mse_nll",
+    weights: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """(loss, stats) of the teacher's actions `targets` [M, A] under the student's `dist`,
-    averaged over the M steps. stats: nll (the Gaussian NLL, nats per step), mse (mean over
-    steps and dimensions of (μ − a*)²), log_std (mean)."""
+    averaged over the M steps. `weights` [A] (mse_nll only): each dimension's weight in the
+    squared error (None: all 1). stats: nll (the Gaussian NLL, nats per step), mse (mean over
+    steps and dimensions of (μ − a*)², unweighted), log_std (mean)."""
     mean = dist.mean
+    if weights is not None and kind != "mse_nll":
+        raise ValueError(f"distill action weights apply to loss 'mse_nll', not {kind!r}")
     if kind == "mse_nll":
         nll = -DiagGaussian(mean.detach(), dist.log_std).log_prob(targets).mean()
-        loss = 0.5 * (mean - targets).pow(2).sum(-1).mean() + nll
+        sq = (mean - targets).pow(2)
+        if weights is not None:
+            sq = sq * weights
+        loss = 0.5 * sq.sum(-1).mean() + nll
     elif kind == "nll":
         nll = -dist.log_prob(targets).mean()
         loss = nll

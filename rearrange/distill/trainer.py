@@ -25,6 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from rearrange.config import ConfigError
 from rearrange.distill.buffer import ChunkBuffer, RoundStorage
 from rearrange.distill.collect import LockstepCollector, RoundStats
 from rearrange.distill.config import DistillConfig
@@ -112,6 +113,7 @@ class DistillTrainer:
             adim,
             hidden,
         )
+        self.weights = self._action_weights(adim)
         self.buffer = ChunkBuffer(
             self.obs_space, adim, hidden, cfg.chunk_len, cfg.buffer_chunks, cfg.depth_dtype
         )
@@ -120,6 +122,19 @@ class DistillTrainer:
             self.teacher.name, self.teacher.obs_preset, self.buffer.capacity * cfg.chunk_len,
             self.buffer.nbytes / 2**20,
         )  # fmt: skip
+
+    def _action_weights(self, adim: int) -> torch.Tensor | None:
+        """distill.action_weights as a tensor on the device (None: all 1); a count that does
+        not match the action space is refused before any step."""
+        weights = self.cfg.action_weights
+        if not weights:
+            return None
+        if len(weights) != adim:
+            raise ConfigError(
+                f"distill.action_weights has {len(weights)} weights but the action space has "
+                f"{adim} dimensions: give one weight per dimension"
+            )
+        return torch.tensor(weights, dtype=torch.float32, device=self.device)
 
     def _teacher_of_run(self) -> TeacherSpec:
         """The teacher: a run resumed without distill.teacher keeps the one its checkpoint
@@ -270,7 +285,7 @@ class DistillTrainer:
         dist = sequence_distribution(
             self.policy, batch.obs, batch.hidden, batch.prev_actions, batch.seq_lengths
         )
-        loss, stats = distill_loss(dist, batch.targets, self.cfg.loss)
+        loss, stats = distill_loss(dist, batch.targets, self.cfg.loss, self.weights)
         if not torch.isfinite(loss):
             log.warning("distill: non-finite loss %s: minibatch skipped", loss.item())
             return {"skipped": 1.0}

@@ -72,3 +72,30 @@ def test_other_trainers_settings_name_the_distill_key():
         "pql", ["distill.beta_end=0"]
     )
     assert foreign_trainer_override("distill", ["run.num_envs=2", "distill.epochs=1"]) is None
+
+
+@pytest.mark.parametrize(("weights", "message"), [
+    ("[1,-2]", "weights must be >= 0 and not all 0"),
+    ("[0,0]", "weights must be >= 0 and not all 0"),
+])  # fmt: skip
+def test_bad_action_weights(tmp_path, capsys, weights, message):
+    err = _error(_distill(tmp_path, f"distill.action_weights={weights}"), capsys)
+    assert "DistillConfig.action_weights" in err and message in err
+
+
+def test_action_weights_with_the_nll_loss(tmp_path, capsys):
+    err = _error(_distill(tmp_path, "distill.action_weights=[1,1]", "distill.loss=nll"), capsys)
+    assert "apply to loss 'mse_nll', not 'nll'" in err
+
+
+def test_action_weights_of_the_wrong_count_stop_the_run_in_one_line(tmp_path, capsys):
+    argv = ["synthetic", "--algo", "distill", "--run-name", "w", f"runs_root={tmp_path}",
+            "run.num_envs=2", "run.total_steps=64", "run.serial=true", "distill.rollout_steps=16",
+            "distill.chunk_len=8", "distill.buffer_steps=256", "distill.action_weights=[1,2,3]"]  # fmt: skip
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (
+        "error: distill.action_weights has 3 weights but the action space has 1 dimensions: "
+        "give one weight per dimension"
+    )
+    assert not (tmp_path / "synthetic" / "w" / "checkpoints" / "latest.pt").exists()

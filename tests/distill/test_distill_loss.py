@@ -61,3 +61,22 @@ def test_sequence_forward_is_evaluate_actions():
     dist = sequence_distribution(policy, obs, hidden, prev, lengths)
     _, log_probs, _ = policy.evaluate_actions(obs, hidden, prev, actions, lengths)
     assert torch.allclose(dist.log_prob(actions), log_probs)
+
+
+def test_action_weights_scale_each_dimension_of_the_squared_error():
+    mean, log_std, target = _tiny_case()
+    nll = 0.125 + 0.03125 + math.log(2.0) + 2 * HALF_LOG_2PI
+    weights = torch.tensor([1.0, 4.0])
+    loss, stats = distill_loss(DiagGaussian(mean, log_std), target, "mse_nll", weights)
+    # ½ (1 × 0.25 + 4 × 0.25) = 0.625; the NLL and the reported mse are unweighted
+    assert loss.item() == pytest.approx(0.625 + nll, abs=1e-6)
+    assert stats["mse"] == pytest.approx(0.25)
+    loss.backward()
+    assert mean.grad.flatten().tolist() == pytest.approx([-0.5, -2.0])  # w_d (μ_d − a*_d)
+    assert log_std.grad.tolist() == pytest.approx([0.75, 0.9375])
+
+
+def test_action_weights_need_the_mse_loss():
+    mean, log_std, target = _tiny_case()
+    with pytest.raises(ValueError, match="apply to loss 'mse_nll', not 'nll'"):
+        distill_loss(DiagGaussian(mean, log_std), target, "nll", torch.ones(2))
