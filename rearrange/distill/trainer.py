@@ -188,8 +188,19 @@ class DistillTrainer:
                 f"checkpoint {path} does not fit this run's student ({first}): resume with "
                 "the model config it was trained with"
             ) from None
+        self._apply_config_lr()
         self.num_steps, self.num_updates = ckpt.num_steps, ckpt.num_updates
         log.info("resumed at step %d: the aggregated buffer starts empty", self.num_steps)
+
+    def _apply_config_lr(self) -> None:
+        """The resumed optimiser's moments with this command's distill.lr and eps (Adam's
+        load_state_dict would restore the saved ones and silently ignore `distill.lr=` given
+        to --resume)."""
+        for group in self.optimizer.param_groups:
+            if (group["lr"], group["eps"]) != (self.cfg.lr, self.cfg.eps):
+                log.info("distill: lr %g -> %g, eps %g -> %g (this command's distill.lr/eps)",
+                         group["lr"], self.cfg.lr, group["eps"], self.cfg.eps)  # fmt: skip
+            group["lr"], group["eps"] = self.cfg.lr, self.cfg.eps
 
     # ------------------------------------------------------------------ loop
     def train(self) -> TrainResult:

@@ -29,8 +29,10 @@ def test_pick_student_checkpoints_loads_and_resumes(tmp_path):
     obs = {k: np.zeros(s.shape, np.float32) for k, s in skill.observation_space.spaces.items()}
     assert skill.act(obs, None).shape == (8,)
 
-    assert main([*argv, "--resume", "run.total_steps=128"]) == 0
+    assert first.training.learner["optimizer"]["param_groups"][0]["lr"] == 2.5e-4  # default
+    assert main([*argv, "--resume", "run.total_steps=128", "distill.lr=1e-4"]) == 0
     resumed = SkillCheckpoint.load(latest)
+    assert resumed.training.learner["optimizer"]["param_groups"][0]["lr"] == 1e-4
     assert resumed.num_steps == 128 and resumed.num_updates > first.num_updates
     assert not torch.equal(resumed.weights["action_head.mean.weight"],
                            first.weights["action_head.mean.weight"])  # fmt: skip
