@@ -39,7 +39,7 @@ from rearrange.config import (
 from rearrange.logs import configure_logging
 from rearrange.runtime.checkpoint import CheckpointError, SkillCheckpoint, find_latest
 from rearrange.runtime.logging_utils import format_duration
-from rearrange.runtime.run import TrainProcessError
+from rearrange.runtime.run import RunSettingError, TrainProcessError
 from rearrange.runtime.run_lock import RunLock, RunLockError
 from rearrange.trainers import TRAINERS
 
@@ -367,7 +367,7 @@ def report_training(train, updates: str) -> int:
             print(f"--- {exc.process} traceback ---\n{exc.worker_traceback}", file=sys.stderr)
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    except (CheckpointError, ConfigError) as exc:  # ConfigError: one the env's spaces reveal
+    except (CheckpointError, RunSettingError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     logging.info(

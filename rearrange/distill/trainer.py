@@ -25,7 +25,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from rearrange.config import ConfigError
 from rearrange.distill.buffer import ChunkBuffer, RoundStorage
 from rearrange.distill.collect import LockstepCollector, RoundStats
 from rearrange.distill.config import DistillConfig
@@ -48,7 +47,7 @@ from rearrange.runtime.checkpoint import (
 from rearrange.runtime.env_worker import EnvWorkerError, env_seeds, make_env_pool
 from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, log
 from rearrange.runtime.result import TrainResult
-from rearrange.runtime.run import RunConfig, RunSetup, next_multiple
+from rearrange.runtime.run import RunConfig, RunSettingError, RunSetup, next_multiple
 from rearrange.runtime.session import RunSession
 
 ALGO_KEY = "distill"  # marks a distillation checkpoint's learner state
@@ -130,7 +129,7 @@ class DistillTrainer:
         if not weights:
             return None
         if len(weights) != adim:
-            raise ConfigError(
+            raise RunSettingError(
                 f"distill.action_weights has {len(weights)} weights but the action space has "
                 f"{adim} dimensions: give one weight per dimension"
             )

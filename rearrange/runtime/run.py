@@ -99,6 +99,11 @@ class RunSetup:
     progress: bool = True
 
 
+class RunSettingError(ValueError):
+    """A run setting that only the built run shows to be wrong (e.g. one weight per action
+    dimension, once the env's action space is known); train_skill prints it in one line."""
+
+
 class TrainProcessError(RuntimeError):
     """A process of the run (an env worker, a learner) raised or died; the message names it
     and the cause, its traceback (if it sent one) is in `worker_traceback`."""

@@ -192,13 +192,15 @@ def check_checkpoint_path(path: str | Path, skill_name: str = "SKILL") -> Path:
 
 def describe_checkpoint(path: Path) -> str:
     """One line saying which checkpoint a skill uses: shipped ones with their manifest's
-    training steps and val success, training runs marked as such."""
+    training steps and the shipped file's val success (`val_success_shipped`, what an int8 /
+    int4 file itself scored; its source checkpoint's `val_success` for older manifests),
+    training runs marked as such."""
     from rearrange.skills.pretrained import read_manifest
 
     m = read_manifest(path)
     if not m:
         run = run_dir_of(Path(path).parent)
         return f"{path} (training run, not the shipped checkpoint)" if run else str(path)
-    rate = m.get("val_success")
+    rate = m.get("val_success_shipped", m.get("val_success"))
     rate_txt = f", {rate:.0%} on {m.get('val_episodes')} val episodes" if rate is not None else ""
     return f"{path} (shipped; {m.get('steps', 0):,} steps{rate_txt})"

@@ -5,6 +5,7 @@ them), and a key whose unit changed fails in one line naming its replacement."""
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import fields
 
 import pytest
@@ -108,9 +109,14 @@ def test_a_malformed_override_is_one_line(override, needle, capsys):
     assert err.startswith("error: ") and needle in err and "\n" not in err
 
 
+def _command_words(command: str) -> list[str]:
+    """A manifest's first command as the shell splits it (quotes too: 'x=[1,1,4]'), without
+    the parenthesised remarks that follow it."""
+    return shlex.split(command.split("(")[0])
+
+
 def _shipped_overrides(command: str) -> list[str]:
-    words = command.split("(")[0].split()
-    return [w for w in words if "=" in w and not w.startswith("-")]
+    return [w for w in _command_words(command) if "=" in w and not w.startswith("-")]
 
 
 def _hydra_value(text: str):
@@ -133,7 +139,7 @@ def test_the_shipped_training_commands_mean_what_they_meant(name, tmp_path):
     from rearrange.train_skill import compose_run, parse_args
 
     command = json.loads((PRETRAINED_DIR / f"{name}.json").read_text())["training_command"]
-    words = command.split("(")[0].split()
+    words = _command_words(command)
     argv = words[words.index("rearrange.train_skill") + 1 :]
     cfg, _ = compose_run(parse_args([*argv, f"runs_root={tmp_path}"]))
     for override in _shipped_overrides(command):

@@ -4,6 +4,7 @@ run and TensorBoard directories, steps and an ETA with its source, and an overri
 other trainer is refused in one line naming the key that applies."""
 
 import json
+import shlex
 
 import pytest
 from pql_testlib import TINY, train_synthetic
@@ -184,7 +185,7 @@ def test_durations_read_as_a_person_would_say_them():
 
 def _shipped_argv(command: str) -> list[str]:
     """The train_skill arguments of a manifest's command (its notes in brackets dropped)."""
-    words = command.split("(")[0].split()
+    words = shlex.split(command.split("(")[0])  # as the shell splits it: 'x=[1,1,4]'
     return words[words.index("rearrange.train_skill") + 1 :]
 
 

@@ -2,6 +2,7 @@
 only when asked for (`--checkpoints runs/SKILL/RUN`, `--newest-run`), with one-line errors
 that name the path and the fix."""
 
+import json
 import os
 
 import pytest
@@ -127,6 +128,10 @@ def test_the_which_checkpoint_line_tells_a_run_from_a_shipped_checkpoint(tmp_pat
     run = _run(tmp_path)
     assert "training run" in describe_checkpoint(run / "checkpoints" / "latest.pt")
     assert "(shipped;" in describe_checkpoint(SHIPPED_DIR / "pick.pt")
+    # a re-encoded file names its own figure, not its source checkpoint's
+    manifest = json.loads((SHIPPED_DIR / "pick_depth.json").read_text())
+    rate = f"{manifest['val_success_shipped']:.0%} on {manifest['val_episodes']} val episodes"
+    assert rate in describe_checkpoint(SHIPPED_DIR / "pick_depth.pt")
 
 
 def test_eval_skill_uses_the_shipped_pick_beside_a_run_unless_asked(tmp_path, monkeypatch, capsys):
