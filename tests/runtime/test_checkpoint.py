@@ -119,8 +119,8 @@ def test_every_shipped_checkpoint_loads_with_its_fields(path):
     assert ckpt.obs_preset == manifest["obs_preset"] and ckpt.file_stem == path.stem
     assert ckpt.num_steps == manifest["steps"] and ckpt.manifest == raw["manifest"] == manifest
     assert ckpt.training is None  # shipped: weights only
-    # the state nav trained with task.thresholds.nav_dist=0.5, the depth nav with the default 1.5
-    assert ckpt.success_radius == {"nav": 0.5, "nav_depth": 1.5}.get(path.stem)
+    # both navs trained with task.thresholds.nav_dist=0.5 (HAB masks their stop beyond 1 m)
+    assert ckpt.success_radius == {"nav": 0.5, "nav_depth": 0.5}.get(path.stem)
     if "format" in raw:
         assert raw["version"] == 2 and ckpt.step_limit == raw["step_limit"]
         weights = weight_codec.decode(raw["weights"])  # int8 / int4 ones: dense again
