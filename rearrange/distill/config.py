@@ -114,10 +114,9 @@ class DistillConfig:
             self.prev_action in PREV_ACTIONS,
             f"DistillConfig.prev_action={self.prev_action!r}: use one of {PREV_ACTIONS}",
         )
+        weights = self.action_weights
         _require(
-            all(w >= 0 for w in self.action_weights) and any(w > 0 for w in self.action_weights)
-            if self.action_weights
-            else True,
+            not weights or (min(weights) >= 0 and max(weights) > 0),
             f"DistillConfig.action_weights={self.action_weights}: weights must be >= 0 and "
             "not all 0 (or empty for all 1)",
         )
