@@ -46,6 +46,7 @@ from rearrange.runtime.checkpoint import (
 )
 from rearrange.runtime.env_worker import EnvWorkerError, env_seeds, make_env_pool
 from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, log
+from rearrange.runtime.optim_state import load_moments
 from rearrange.runtime.result import TrainResult
 from rearrange.runtime.run import RunConfig, RunSettingError, RunSetup, next_multiple
 from rearrange.runtime.session import RunSession
@@ -180,26 +181,17 @@ class DistillTrainer:
             )
         try:
             self.policy.load_state_dict(ckpt.weights)
-            self.optimizer.load_state_dict(learner["optimizer"])
+            changes = load_moments(self.optimizer, learner["optimizer"])
         except (RuntimeError, ValueError, KeyError) as exc:
             first = str(exc).strip().splitlines()[-1].strip()
             raise CheckpointError(
                 f"checkpoint {path} does not fit this run's student ({first}): resume with "
                 "the model config it was trained with"
             ) from None
-        self._apply_config_lr()
+        if changes:
+            log.info("distill: %s (this command's distill.lr/eps)", ", ".join(changes))
         self.num_steps, self.num_updates = ckpt.num_steps, ckpt.num_updates
         log.info("resumed at step %d: the aggregated buffer starts empty", self.num_steps)
-
-    def _apply_config_lr(self) -> None:
-        """The resumed optimiser's moments with this command's distill.lr and eps (Adam's
-        load_state_dict would restore the saved ones and silently ignore `distill.lr=` given
-        to --resume)."""
-        for group in self.optimizer.param_groups:
-            if (group["lr"], group["eps"]) != (self.cfg.lr, self.cfg.eps):
-                log.info("distill: lr %g -> %g, eps %g -> %g (this command's distill.lr/eps)",
-                         group["lr"], self.cfg.lr, group["eps"], self.cfg.eps)  # fmt: skip
-            group["lr"], group["eps"] = self.cfg.lr, self.cfg.eps
 
     # ------------------------------------------------------------------ loop
     def train(self) -> TrainResult:

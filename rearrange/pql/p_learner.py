@@ -11,6 +11,7 @@ import torch
 
 from rearrange.pql.config import PQLConfig
 from rearrange.pql.networks import ActorSpec, DoubleQCritic, ObsNormalizer
+from rearrange.runtime.optim_state import load_moments
 
 
 class PLearner:
@@ -45,4 +46,4 @@ class PLearner:
 
     def load_state_dict(self, state: dict) -> None:
         self.actor.load_state_dict(state["actor"])
-        self.optim.load_state_dict(state["optim"])
+        load_moments(self.optim, state["optim"])  # keeps this command's pql.actor_lr

@@ -21,6 +21,7 @@ from rearrange.pql.config import PQLConfig
 from rearrange.pql.networks import ActorSpec, DoubleQCritic, ObsNormalizer
 from rearrange.pql.replay import NStepSample
 from rearrange.pql.targets import categorical_projection, clipped_double_q_target, nstep_returns
+from rearrange.runtime.optim_state import load_moments
 
 
 class VLearner:
@@ -104,4 +105,4 @@ class VLearner:
     def load_state_dict(self, state: dict) -> None:
         self.critic.load_state_dict(state["critic"])
         self.target.load_state_dict(state["target"])
-        self.optim.load_state_dict(state["optim"])
+        load_moments(self.optim, state["optim"])  # keeps this command's pql.critic_lr

@@ -117,3 +117,20 @@ def test_running_stats_match_numpy_and_normalise():
     norm.set_stats(stats.packed())
     out = norm(torch.as_tensor(data, dtype=torch.float32))
     assert out.mean(0).abs().max() < 1e-3 and (out.std(0) - 1).abs().max() < 1e-2
+
+
+def test_resumed_learners_take_the_new_commands_learning_rates():
+    # A run saved at lr 3e-3 and resumed with pql.actor_lr / critic_lr = 1e-4: the moments come
+    # back, the rates are the resuming command's (Adam's load_state_dict alone restores 3e-3).
+    spec = ActorSpec(D, A, (16,))
+    old_v, old_p = VLearner(_cfg(), spec, "cpu"), PLearner(_cfg(), spec, "cpu")
+    old_v.update(_batch(False, False))
+    old_p.update(_batch(False, False).obs)
+    new_cfg = _cfg(critic_lr=1e-4, actor_lr=2e-4)
+    new_v, new_p = VLearner(new_cfg, spec, "cpu"), PLearner(new_cfg, spec, "cpu")
+    new_v.load_state_dict(old_v.state_dict())
+    new_p.load_state_dict(old_p.state_dict())
+    assert new_v.optim.param_groups[0]["lr"] == 1e-4
+    assert new_p.optim.param_groups[0]["lr"] == 2e-4
+    saved = old_p.optim.state_dict()["state"][0]["exp_avg"]
+    assert torch.equal(new_p.optim.state_dict()["state"][0]["exp_avg"], saved)
