@@ -19,6 +19,14 @@ teacher's actions are smooth in time, so "repeat the previous action" fits the l
 student learns to copy (the copycat problem of behaviour cloning with action history):
 measured on fixed-base pick after 90k steps with "executed", 0 of 4 val episodes alone, 4 of 4
 with the teacher's action fed in as its previous action, training success 90 % at β = 0.1.
+
+Stop veto (`distill.stop_veto`, skills with a stop action: nav). A student that calls stop
+where the teacher would not ends its episode, so DAgger labels one state of each such mistake
+and never the states that follow it (the goal behind the counter it stopped in front of, the
+last turn to the goal's heading). With the veto, the env executes the teacher's stop value on
+those steps (the rest of the action stays the student's) and the episode goes on; the label is
+the teacher's, as on every step. The student's previous-action input keeps its own stop call,
+as in a HAB chain, whose stop mask also ignores a stop called away from the goal.
 """
 
 from __future__ import annotations
@@ -48,6 +56,8 @@ class RoundStats:
     """Share of executed actions that were the teacher's."""
     beta: float = 0.0
     """Mean β over the round."""
+    stop_vetoes: int = 0
+    """Student stop calls the env did not execute (the teacher would not stop there)."""
     episodes: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -61,13 +71,16 @@ class LockstepCollector:
         device: torch.device,
         timeout_s: float,
         prev_action: str = "student",
+        stop_index: int | None = None,
     ):
         """`prev_action`: the student's previous-action input, "student" (its own previous
-        mean) or "executed" (whoever's action the env ran)."""
+        mean) or "executed" (whoever's action the env ran). `stop_index`: the stop action's
+        position, to veto the student's stop calls the teacher does not make (None: off)."""
         if prev_action not in PREV_ACTIONS:
             raise ValueError(f"prev_action={prev_action!r}: use one of {PREV_ACTIONS}")
         self.pool, self.policy, self.device, self.timeout_s = pool, policy, device, timeout_s
         self.prev_from_student = prev_action == "student"
+        self.stop_index = stop_index
         self.buffers = pool.buffers
         self.num_envs = n = pool.num_envs
         self.keys = sorted(k for k in pool.observation_space.spaces if k != TEACHER_KEY)
@@ -110,6 +123,8 @@ class LockstepCollector:
             target = np.clip(teacher, -1.0, 1.0)
             use_teacher = np.random.random(n) < b
             executed = np.where(use_teacher[:, None], teacher, student).astype(np.float32)
+            if self.stop_index is not None:
+                stats.stop_vetoes += veto_stops(executed, teacher, use_teacher, self.stop_index)
             chunk_start = t % storage.chunk_len == 0
             storage.record(
                 t, {k: raw[k] for k in self.keys}, prev_in, target, ~self.not_done,
@@ -146,3 +161,13 @@ class LockstepCollector:
                 if result.episode is not None:
                     episodes.append(result.episode)
         return episodes
+
+
+def veto_stops(
+    executed: np.ndarray, teacher: np.ndarray, use_teacher: np.ndarray, stop: int
+) -> int:
+    """In place: where the student's action runs and calls stop (> 0) but the teacher's does
+    not, the executed stop value becomes the teacher's. Returns how many were vetoed."""
+    veto = ~use_teacher & (executed[:, stop] > 0) & (teacher[:, stop] <= 0)
+    executed[veto, stop] = teacher[veto, stop]
+    return int(veto.sum())

@@ -39,6 +39,10 @@ class DistillConfig:
     """The student's previous-action input during collection: 'student' (its own previous
     mean, what it is fed when deployed) or 'executed' (the teacher's action on teacher
     steps: the student then learns to copy it, `distill/collect.py`)."""
+    stop_veto: bool = False
+    """Skills with a stop action (nav): execute the teacher's stop value where the student
+    calls stop and the teacher does not, so the episode goes on past the student's mistaken
+    stop and DAgger labels what follows (`distill/collect.py`)."""
     rollout_steps: int = 64
     """Steps per env of one collection round (the round adds rollout_steps × run.num_envs
     labelled steps to the buffer, then the student trains)."""

@@ -50,6 +50,7 @@ from rearrange.runtime.optim_state import load_moments
 from rearrange.runtime.result import TrainResult
 from rearrange.runtime.run import RunConfig, RunSettingError, RunSetup, next_multiple
 from rearrange.runtime.session import RunSession
+from rearrange.skill_spec import SKILLS, action_layout
 
 ALGO_KEY = "distill"  # marks a distillation checkpoint's learner state
 PolicyBuilder = Callable[[gym.spaces.Dict, gym.spaces.Box], nn.Module]
@@ -101,8 +102,9 @@ class DistillTrainer:
         self.policy = self.policy_builder(self.obs_space, self.action_space).to(self.device)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=cfg.lr, eps=cfg.eps)
         self.collector = LockstepCollector(
-            self.pool, self.policy, self.device, run.worker_timeout_s, cfg.prev_action
-        )
+            self.pool, self.policy, self.device, run.worker_timeout_s, cfg.prev_action,
+            self._stop_index(),
+        )  # fmt: skip
         hidden = (self.policy.num_recurrent_layers, self.policy.hidden_size)
         adim = int(np.prod(self.action_space.shape))
         self.storage = RoundStorage(
@@ -122,6 +124,19 @@ class DistillTrainer:
             self.teacher.name, self.teacher.obs_preset, self.buffer.capacity * cfg.chunk_len,
             self.buffer.nbytes / 2**20,
         )  # fmt: skip
+
+    def _stop_index(self) -> int | None:
+        """The stop action's position when distill.stop_veto is on (None when off)."""
+        if not self.cfg.stop_veto:
+            return None
+        skill = self.teacher.skill
+        stop = action_layout(skill, self.teacher.base_movement).stop if skill in SKILLS else None
+        if stop is None:
+            raise RunSettingError(
+                f"distill.stop_veto: the {skill} skill has no stop action (only nav has one): "
+                "drop distill.stop_veto"
+            )
+        return stop
 
     def _action_weights(self, adim: int) -> torch.Tensor | None:
         """distill.action_weights as a tensor on the device (None: all 1); a count that does
@@ -305,6 +320,7 @@ class DistillTrainer:
                 "distill/beta": stats.beta,
                 "distill/teacher_share": stats.teacher_share,
                 "distill/action_abs_diff": stats.abs_diff,
+                "distill/stop_vetoes": float(stats.stop_vetoes),
                 "distill/buffer_steps": float(self.buffer.steps),
                 "perf/sps": sps,
                 "perf/collect_s": stats.seconds,
