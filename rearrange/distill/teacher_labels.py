@@ -250,7 +250,7 @@ def check_teacher(path: Path, skill: str, base_movement: bool):
     if ckpt.obs_preset == "depth":
         raise TeacherError(
             f"--teacher {path} acts on depth: the teacher must be a privileged state policy "
-            f"(obs preset state or state_rays), e.g. the shipped {skill}.pt"
+            f"(obs preset state, state_rays or state_head_rays), e.g. the shipped {skill}.pt"
         )
     want = (action_layout(skill, base_movement).size,)
     if tuple(ckpt.action_space.shape) != want:

@@ -74,6 +74,13 @@ def preset_of_space(space: gym.spaces.Dict) -> str:
     return "state_rays" if any(k in space.spaces for k in SCAN_SENSORS) else "state"
 
 
+def recorded_preset(space: gym.spaces.Dict, task_preset: str | None) -> str:
+    """The preset a policy was trained with: its space's (`preset_of_space`), but
+    "state_head_rays" where the run's task.obs_preset says so (same keys as "state_rays")."""
+    preset = preset_of_space(space)
+    return task_preset if preset == "state_rays" and task_preset == "state_head_rays" else preset
+
+
 def model_config_from_dict(data: Mapping[str, Any]) -> ModelConfig:
     """A ModelConfig from stored plain data (lists for tuples): fields it does not know are
     dropped, fields it lacks (added after the file was written) keep their defaults."""
@@ -101,7 +108,7 @@ class SkillCheckpoint:
 
     skill: str
     base_movement: bool  # the manipulation skill also drives the base (always False for nav)
-    obs_preset: str  # "depth", "state" or "state_rays" (`preset_of_space`)
+    obs_preset: str  # "depth", "state", "state_rays" or "state_head_rays" (`recorded_preset`)
     model: ModelConfig
     observation_space: gym.spaces.Dict
     action_space: gym.spaces.Box
@@ -274,7 +281,7 @@ def _described(
     limit = task.get("max_episode_steps")
     return {
         "base_movement": bool(base_movement),
-        "obs_preset": preset_of_space(observation_space),
+        "obs_preset": recorded_preset(observation_space, task.get("obs_preset")),
         "model": model_config_from_dict(config.get("model") or {}),
         "success_radius": None if radius is None else float(radius),
         "step_limit": None if limit is None else int(limit),

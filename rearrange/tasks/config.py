@@ -27,8 +27,10 @@ from rearrange.tasks.force_limit import ForceLimit
 # "depth": 128x128 head depth + state sensors (the paper); "state": state sensors only;
 # "state_rays": state + a 64-ray obstacle range scan for nav (SkillDef.ray_scan;
 # the nav CPU profile, skill_configs/sensing/nav_cpu.yaml), and + an 18-ray arm clearance
-# scan ("arm_rays") for the manipulation skills (SkillDef.arm_scan; tasks/sensors.py).
-OBS_PRESETS = ("depth", "state", "state_rays")
+# scan ("arm_rays") for the manipulation skills (SkillDef.arm_scan; tasks/sensors.py);
+# "state_head_rays": "state_rays" with nav's scan cut to the head camera's field of view (the
+# rays outside it read as free), a teacher that sees what the depth student sees (§5.4).
+OBS_PRESETS = ("depth", "state", "state_rays", "state_head_rays")
 
 
 @dataclass
@@ -39,7 +41,8 @@ class TaskConfig:
     # Manipulation skills also get [linear, angular] base velocity actions (NoNav ablation).
     base_movement: bool = False
     # "depth": head depth image + state sensors; "state": state sensors only (fast CPU runs);
-    # "state_rays": state + nav's obstacle range scan / the arm clearance scan (OBS_PRESETS).
+    # "state_rays": state + nav's obstacle range scan / the arm clearance scan;
+    # "state_head_rays": the range scan cut to the head camera's view (OBS_PRESETS).
     obs_preset: str = "depth"
     depth_size: int = 128  # square depth image side (paper: 128)
     # None: the task's Habitat limit (`skill_spec.task_step_limit`: SkillDef.step_limit, plus

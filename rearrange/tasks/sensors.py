@@ -31,6 +31,14 @@ DEPTH_MAX = 10.0  # metres; the sim clips depth to [0, 10]
 RAY_COUNT = 64
 RAY_MAX_RANGE = 5.0  # metres
 RAY_ANGLES = np.arange(RAY_COUNT) * (2.0 * math.pi / RAY_COUNT)
+# Under "state_head_rays" the scan is cut to the head camera's horizontal field of view
+# (SimConfig.head_fovy, square images: 90 degrees): a ray more than HEAD_RAY_HALF_FOV from
+# forward reads 1.0 (free to RAY_MAX_RANGE), as if nothing were there. A nav teacher on it sees
+# only what the depth student's camera sees; its LSTM must remember the rest, as the student's.
+# Same 64 entries and key as "rays" under "state_rays", so a state_rays nav fine-tunes into it.
+RAY_PRESETS = ("state_rays", "state_head_rays")
+HEAD_RAY_HALF_FOV = math.radians(45.0)
+HEAD_RAY_MASK = np.abs(np.vectorize(wrap_angle)(RAY_ANGLES)) <= HEAD_RAY_HALF_FOV + 1e-9
 # Arm clearance scan ("arm_rays" sensor, obs preset "state_rays", `SkillDef.arm_scan`):
 # ARM_RAY_COUNT = 18 rays, 6 from each of 3 origins, ray 6 * origin + direction, origins
 # (0) the EE (gripper centre), (1) the wrist flex joint, (2) the elbow flex joint,
@@ -97,15 +105,16 @@ def observation_space(cfg: TaskConfig) -> spaces.Dict:
 
 
 def task_sensors(task: str, obs_preset: str, base_movement: bool = True) -> tuple[str, ...]:
-    """The vector sensors of `task` under `obs_preset` ("state_rays" adds "rays" for a skill
-    with `ray_scan`, "arm_rays" for one with `arm_scan`); without `base_movement`, less its
+    """The vector sensors of `task` under `obs_preset` ("state_rays" and "state_head_rays" add
+    "rays" for a skill with `ray_scan`, "arm_rays" for one with `arm_scan`); without
+    `base_movement`, less its
     `base_movement_sensors`. The default (with them) is the superset the HAB env observes: a
     learned skill reads the keys its checkpoint was trained with."""
     spec = skill_def(task)
     names = spec.sensors
     if not base_movement:
         names = tuple(n for n in names if n not in spec.base_movement_sensors)
-    if obs_preset != "state_rays":
+    if obs_preset not in RAY_PRESETS:
         return names
     scans = (("rays", spec.ray_scan), ("arm_rays", spec.arm_scan))
     return names + tuple(name for name, on in scans if on)
@@ -140,7 +149,15 @@ def goal_polar(base_pose: np.ndarray, goal_xy: np.ndarray) -> np.ndarray:
     return np.array([math.hypot(dx, dy), wrap_angle(math.atan2(dy, dx) - base_pose[2])])
 
 
-def _sensor(name: str, sim, target: SkillTarget, ee_base: np.ndarray) -> np.ndarray:
+def head_rays(ranges: np.ndarray) -> np.ndarray:
+    """A normalised range scan (RAY_ANGLES order) cut to the head camera's view: the rays
+    outside it read 1.0."""
+    return np.where(HEAD_RAY_MASK, ranges, 1.0)
+
+
+def _sensor(
+    name: str, sim, target: SkillTarget, ee_base: np.ndarray, preset: str = "state_rays"
+) -> np.ndarray:
     if name == "joint":
         return np.asarray(sim.arm_joint_pos())
     if name == "is_holding":
@@ -173,7 +190,8 @@ def _sensor(name: str, sim, target: SkillTarget, ee_base: np.ndarray) -> np.ndar
     if name == "marker_rel_pos":
         return _rel(sim, sim.handle_pos(target.articulation), ee_base)
     if name == "rays":
-        return np.asarray(sim.obstacle_ranges(RAY_ANGLES, RAY_MAX_RANGE)) / RAY_MAX_RANGE
+        ranges = np.asarray(sim.obstacle_ranges(RAY_ANGLES, RAY_MAX_RANGE)) / RAY_MAX_RANGE
+        return head_rays(ranges) if preset == "state_head_rays" else ranges
     if name == "arm_rays":
         return np.asarray(sim.arm_clearance(ARM_RAY_MAX_RANGE)) / ARM_RAY_MAX_RANGE
     raise KeyError(f"unknown sensor {name!r}; known: {', '.join(SENSOR_DIMS)}")
@@ -189,5 +207,5 @@ def build_observation(
         obs["depth"] = np.clip(depth.reshape(depth.shape[0], depth.shape[1], 1), 0.0, DEPTH_MAX)
     ee_base = np.asarray(sim.ee_pos("base"), dtype=np.float64)
     for name in task_sensors(task, obs_preset, base_movement):
-        obs[name] = np.asarray(_sensor(name, sim, target, ee_base), dtype=np.float32)
+        obs[name] = np.asarray(_sensor(name, sim, target, ee_base, obs_preset), dtype=np.float32)
     return obs
