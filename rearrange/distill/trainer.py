@@ -47,7 +47,7 @@ from rearrange.runtime.checkpoint import (
 from rearrange.runtime.env_worker import EnvWorkerError, env_seeds, make_env_pool
 from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, log
 from rearrange.runtime.optim_state import load_moments
-from rearrange.runtime.result import TrainResult
+from rearrange.runtime.result import SessionSpeed, TrainResult
 from rearrange.runtime.run import RunConfig, RunSettingError, RunSetup, next_multiple
 from rearrange.runtime.session import RunSession
 from rearrange.skill_spec import SKILLS, action_layout
@@ -233,10 +233,9 @@ class DistillTrainer:
         run = self.run
         next_log = next_multiple(self.num_steps, run.log_every_steps)
         next_ckpt = next_multiple(self.num_steps, run.checkpoint_every_steps)
-        start_steps, t_start = self.num_steps, time.monotonic()
-        run_start = (start_steps, t_start)
+        speed = SessionSpeed(self.num_steps)
         collect_total = learn_total = 0.0
-        rounds, scalars = 0, {}
+        scalars = {}
         while self.num_steps < run.total_steps and not stop.stop:
             stats = self.collector.collect(self.storage, self.beta, self.num_steps)
             self.buffer.add(self.storage.chunks())
@@ -244,12 +243,10 @@ class DistillTrainer:
             learn = self._learn()
             learn_s = time.monotonic() - t_learn
             self.num_steps += stats.steps
-            rounds += 1
             collect_total += stats.seconds
             learn_total += learn_s
             logger.recent_episodes.extend(stats.episodes)
-            sps = (self.num_steps - start_steps) / max(time.monotonic() - t_start, 1e-9)
-            scalars = self._scalars(stats, learn, learn_s, sps)
+            scalars = self._scalars(stats, learn, learn_s, speed.sps(self.num_steps))
             scalars.update(episode_scalars(list(logger.recent_episodes)))
             if self.num_steps >= next_log or self.num_steps >= run.total_steps:
                 logger.update(self.num_steps, self.num_updates, scalars, stats.steps)
@@ -265,21 +262,12 @@ class DistillTrainer:
             if next_ckpt <= self.num_steps < run.total_steps:  # the end saves below
                 self.save()
                 next_ckpt = next_multiple(self.num_steps, run.checkpoint_every_steps)
-            if rounds == 1:  # SPS excludes the first round (worker start-up, first resets)
-                start_steps, t_start = self.num_steps, time.monotonic()
+            speed.round_done(self.num_steps)
         self.save()
-        if rounds <= 1:
-            start_steps, t_start = run_start
-        elapsed = max(time.monotonic() - t_start, 1e-9)
-        return TrainResult(
-            self.num_steps,
-            self.num_updates,
-            (self.num_steps - start_steps) / elapsed,
-            collect_total,
-            learn_total,
-            self.session.last_checkpoint,
-            scalars,
-        )
+        return speed.result(
+            self.num_steps, self.num_updates, collect_total, learn_total,
+            self.session.last_checkpoint, scalars,
+        )  # fmt: skip
 
     def _learn(self) -> dict[str, float]:
         """`distill.updates_per_round` random minibatches of the buffer (or, at 0,

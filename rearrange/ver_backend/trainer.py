@@ -27,7 +27,7 @@ from rearrange.runtime.checkpoint import (
 )
 from rearrange.runtime.env_worker import EnvWorkerError, env_seeds, make_env_pool
 from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, log
-from rearrange.runtime.result import TrainResult
+from rearrange.runtime.result import SessionSpeed, TrainResult
 from rearrange.runtime.run import RunConfig, RunSetup, next_multiple
 from rearrange.runtime.session import RunSession
 from rearrange.runtime.stop_flag import StopFlag
@@ -188,8 +188,7 @@ class VERTrainer:
         previous = None
         thread, thread_out = None, {}
         collect_total = learn_total = 0.0
-        start_steps, t_start, scalars = self.num_steps, now(), {}
-        run_start = (start_steps, t_start)
+        speed, scalars = SessionSpeed(self.num_steps, now), {}
         updates_run = 0
         # Logs and checkpoints fall on the first update that reaches the next multiple of
         # their interval in env steps (all ranks count the same all-reduced steps).
@@ -229,7 +228,7 @@ class VERTrainer:
             self.num_steps += new_steps
             collect_total += stats.seconds
             learn_total += learn_s
-            scalars = self._scalars(stats, learn_stats, learn_s, new_steps, t_start, start_steps)
+            scalars = self._scalars(stats, learn_stats, learn_s, new_steps, speed)
             logger.recent_episodes.extend(stats.episodes)
             scalars.update(episode_scalars(list(logger.recent_episodes)))
             if self.num_steps >= next_log or self.num_steps >= run.total_steps:
@@ -243,25 +242,16 @@ class VERTrainer:
                 thread = None
                 self.save(ctx)
                 next_ckpt = next_multiple(self.num_steps, run.checkpoint_every_steps)
-            if updates_run == 1:  # SPS excludes the first rollout (worker start-up, resets)
-                t_start, start_steps = now(), self.num_steps
-                if self.host_cost is not None:
-                    self.host_cost.reset()
+            speed.round_done(self.num_steps)
+            if updates_run == 1 and self.host_cost is not None:  # as SPS: from the second
+                self.host_cost.reset()
         if thread is not None:
             self._join(thread, thread_out)
         self.save(ctx)
-        if updates_run <= 1:
-            start_steps, t_start = run_start
-        elapsed = max(now() - t_start, 1e-9)
-        return TrainResult(
-            self.num_steps,
-            self.num_updates,
-            (self.num_steps - start_steps) / elapsed,
-            collect_total,
-            learn_total,
-            self.session.last_checkpoint,
-            scalars,
-        )
+        return speed.result(
+            self.num_steps, self.num_updates, collect_total, learn_total,
+            self.session.last_checkpoint, scalars,
+        )  # fmt: skip
 
     def _plan_preemption(self, ctx: DistContext) -> None:
         if self.decider is None:
@@ -295,11 +285,10 @@ class VERTrainer:
         self.actor.load_state_dict(self.policy.state_dict())
         return out.pop("stats", {})
 
-    def _scalars(self, stats, learn_stats, learn_s, new_steps, t_start, start_steps):
-        elapsed = max(now() - t_start, 1e-9)
+    def _scalars(self, stats, learn_stats, learn_s, new_steps, speed: SessionSpeed):
         batches = stats.batch_sizes or [0]
         out = {
-            "perf/sps": (self.num_steps - start_steps) / elapsed,
+            "perf/sps": speed.sps(self.num_steps),
             "perf/rollout_sps": new_steps / max(stats.seconds + learn_s, 1e-9),
             "perf/collect_s": stats.seconds,
             "perf/learn_s": learn_s,
