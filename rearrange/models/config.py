@@ -73,6 +73,12 @@ class ModelConfig:
     rnn_layers: int = 2
     # Linear embedding of the previous action (DD-PPO uses 32).
     prev_action_embedding_size: int = 32
+    # False: the previous action is not an input (zeros reach the embedding, in training and
+    # acting alike; the layer stays, so weights move between the two settings). For a DAgger
+    # student whose own previous action became its cue to keep still: the open_cab depth
+    # student stalled in front of the handle, outputs ~0 with the teacher's saturated (docs/
+    # DESIGN.md §5.4). The paper's policy has the input (True, the default).
+    prev_action_input: bool = True
 
     # --- action distribution ---------------------------------------------------------------
     # State-independent learned log standard deviation, clamped to the bounds in forward.

@@ -109,7 +109,10 @@ class RecurrentGaussianPolicy(nn.Module):
     # --- shared pieces ----------------------------------------------------------------------
     def _features(self, obs: Obs, prev_action: torch.Tensor) -> torch.Tensor:
         check_observation_keys(obs, self.layout)
-        embedded = self.prev_action_embedding(prev_action.float())
+        prev_action = prev_action.float()
+        if not self.config.prev_action_input:
+            prev_action = torch.zeros_like(prev_action)
+        embedded = self.prev_action_embedding(prev_action)
         return torch.cat([self.encoder(obs), embedded], dim=1)
 
     def _single_step(
