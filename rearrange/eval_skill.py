@@ -3,6 +3,7 @@
     python -m rearrange.eval_skill pick                         # the shipped checkpoint
     python -m rearrange.eval_skill pick --checkpoints runs/pick/cpu_v1   # a training run
     python -m rearrange.eval_skill pick --newest-run            # the newest run under runs/
+    python -m rearrange.eval_skill pick --checkpoints A.pt B.pt --json snaps.json  # a row each
     python -m rearrange.eval_skill open_cab --skills oracle --episodes 20 --videos 1
     python -m rearrange.eval_skill place --base-movement --episodes 100 --json out.json
     python -m rearrange.eval_skill nav --set nav_hold_prob=1.0    # a variant of the episodes
@@ -12,7 +13,9 @@ FILE|DIR` or `--newest-run` names a training run) or the scripted oracle on the 
 env (val episodes by default: apartments the policy never trained in) with the task's own
 step limit, and prints a markdown table: success rate with its Wilson 95 % interval, mean
 steps of successful episodes, mean return, and how failed episodes ended (timeout, drop,
-wrong_pick, ...). Bad input prints one line to stderr and exits with code 2. `--set FIELD=VALUE` sets a TaskConfig field of the
+wrong_pick, ...), one row per checkpoint where `--checkpoints` names several (the same
+episodes for each; `--json` then writes a list, one object per checkpoint). Bad input prints
+one line to stderr and exits with code 2. `--set FIELD=VALUE` sets a TaskConfig field of the
 eval episodes (e.g. the episode generation options nav_near_start_prob, nav_hold_prob).
 """
 
@@ -57,9 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     weights = p.add_mutually_exclusive_group()
     weights.add_argument(
         "--checkpoints",
+        nargs="+",
         metavar="FILE|DIR",
         help="a checkpoint file, a training run (runs/SKILL/RUN) or a folder of SKILL.pt files "
-        "(default: the checkpoint shipped with the package)",
+        "(default: the checkpoint shipped with the package); several: one row each, on the "
+        "same episodes",
     )
     weights.add_argument(
         "--newest-run", action="store_true", help="the skill's newest training run under runs/"
@@ -82,43 +87,56 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def parse_args(argv: list[str] | None) -> SkillEvalArgs:
+def parse_args(argv: list[str] | None) -> list[SkillEvalArgs]:
+    """One evaluation per --checkpoints value (one for the shipped checkpoint or the oracle)."""
     args = build_parser().parse_args(argv)
-    return SkillEvalArgs(
-        skill=args.skill,
-        base_movement=args.base_movement,
-        skills=args.skills,
-        policy=args.policy,
-        checkpoints=args.checkpoints,
-        newest_run=args.newest_run,
-        episodes=args.episodes,
-        split=args.split,
-        seed=args.seed,
-        videos=args.videos,
-        video_dir=args.video_dir,
-        stochastic=args.stochastic,
-        verbose=args.verbose,
-        json=args.json,
-        task_overrides=task_overrides(args.set, args.skill) if args.skill in skill_names() else {},
-    )
+    paths = args.checkpoints or [None]
+    if len(paths) > 1 and args.videos:
+        raise UsageError("--videos records one checkpoint's episodes: pass one --checkpoints")
+    overrides = task_overrides(args.set, args.skill) if args.skill in skill_names() else {}
+    return [
+        SkillEvalArgs(
+            skill=args.skill,
+            base_movement=args.base_movement,
+            skills=args.skills,
+            policy=args.policy,
+            checkpoints=path,
+            newest_run=args.newest_run,
+            episodes=args.episodes,
+            split=args.split,
+            seed=args.seed,
+            videos=args.videos,
+            video_dir=args.video_dir,
+            stochastic=args.stochastic,
+            verbose=args.verbose,
+            json=args.json,
+            task_overrides=overrides,
+        )
+        for path in paths
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = parse_args(argv)
-        result = evaluate_skill(args)
+        runs = parse_args(argv)
+        first = runs[0]
+        print(f"{first.skill} on {first.episodes} {first.split} episodes (seed {first.seed})\n")
+        print(TABLE_HEADER, flush=True)
+        results, seconds = [], 0.0
+        for run in runs:
+            result = evaluate_skill(run)
+            results.append(result.to_dict())
+            seconds += result.seconds
+            print(table_row(result), flush=True)
+        print(f"\n{seconds:.0f} s")
     except (ValueError, RuntimeError, OSError) as err:
         message = str(err).splitlines()[0] if str(err) else type(err).__name__
         print(f"{PROG}: error: {message}", file=sys.stderr)
         return 2
-    print(f"{args.skill} on {len(result.results)} {args.split} episodes (seed {args.seed}), "
-          f"{result.seconds:.0f} s\n")  # fmt: skip
-    print(TABLE_HEADER)
-    print(table_row(result))
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(result.to_dict(), indent=1))
-        print(f"results: {args.json}")
+    if first.json:
+        Path(first.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(first.json).write_text(json.dumps(results[0] if len(runs) == 1 else results, indent=1))
+        print(f"results: {first.json}")
     return 0
 
 

@@ -219,13 +219,17 @@ def cpu_profile_hint(cfg: TrainConfig, argv_skill: str, cuda: bool) -> str | Non
 # ---------------------------------------------------------------- start banner
 def manifest_algo(skill: str, command: str) -> str:
     """The trainer a shipped checkpoint's recorded training command ran."""
-    if "--algo pql" in command or "+algo=pql" in command:
-        return "pql"
-    if "--algo distill" in command or "+algo=distill" in command:
-        return "distill"
-    if "--algo ver" in command or "--system" in command:
+    from rearrange.skills.pretrained import training_argv
+
+    argv = training_argv(command)
+    pairs = set(zip(argv, argv[1:]))
+    for algo in ("pql", "distill", "ver"):
+        if ("--algo", algo) in pairs or f"--algo={algo}" in argv or f"+algo={algo}" in argv:
+            return algo
+    if "--system" in argv:
         return "ver"
-    return default_algo(skill, "cpu" if "--profile cpu" in command else None)
+    cpu = ("--profile", "cpu") in pairs or "--profile=cpu" in argv
+    return default_algo(skill, "cpu" if cpu else None)
 
 
 def recorded_speed(cfg: TrainConfig, cuda: bool) -> tuple[float, str] | None:

@@ -43,6 +43,8 @@ from rearrange.runtime.checkpoint import (
     TrainingState,
     find_latest,
     load_init_weights,
+    load_weights,
+    require_algo,
 )
 from rearrange.runtime.env_worker import EnvWorkerError, env_seeds, make_env_pool
 from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, log
@@ -53,6 +55,7 @@ from rearrange.runtime.session import RunSession
 from rearrange.skill_spec import SKILLS, action_layout
 
 ALGO_KEY = "distill"  # marks a distillation checkpoint's learner state
+RESUME_FIX = "resume it with the trainer that wrote it, or start a new run (another --run-name)"
 PolicyBuilder = Callable[[gym.spaces.Dict, gym.spaces.Box], nn.Module]
 
 
@@ -188,20 +191,16 @@ class DistillTrainer:
         )
 
     def _restore(self, path: Path, ckpt: SkillCheckpoint, training: TrainingState) -> None:
-        learner = training.learner
-        if learner.get("algo") != ALGO_KEY:
-            raise CheckpointError(
-                f"checkpoint {path} was not written by --algo distill: resume it with the "
-                "trainer that wrote it, or start a new run (another --run-name)"
-            )
+        require_algo(path, training, ALGO_KEY, RESUME_FIX)
+        fix = "resume with the model config it was trained with"
+        load_weights(self.policy, ckpt.weights, f"checkpoint {path}", "student", fix)
         try:
-            self.policy.load_state_dict(ckpt.weights)
-            changes = load_moments(self.optimizer, learner["optimizer"])
+            changes = load_moments(self.optimizer, training.learner["optimizer"])
         except (RuntimeError, ValueError, KeyError) as exc:
             first = str(exc).strip().splitlines()[-1].strip()
             raise CheckpointError(
-                f"checkpoint {path} does not fit this run's student ({first}): resume with "
-                "the model config it was trained with"
+                f"checkpoint {path}: its optimiser state does not fit this run's student "
+                f"({first}): {fix}"
             ) from None
         if changes:
             log.info("distill: %s (this command's distill.lr/eps)", ", ".join(changes))

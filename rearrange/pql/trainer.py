@@ -47,7 +47,12 @@ from rearrange.pql.policy import PQLActorPolicy
 from rearrange.pql.ratio import Role
 from rearrange.pql.replay import ReplayBuffer
 from rearrange.pql.replay_io import REPLAY_FILE, ReplayFileError, load_replay, save_replay
-from rearrange.runtime.checkpoint import CheckpointError, SkillCheckpoint, TrainingState
+from rearrange.runtime.checkpoint import (
+    SkillCheckpoint,
+    TrainingState,
+    load_weights,
+    require_algo,
+)
 from rearrange.runtime.env_worker import env_seeds, make_env_pool
 from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, eta_text, log
 from rearrange.runtime.result import TrainResult
@@ -145,19 +150,11 @@ class PQLTrainer:
 
     def _restore(self, path: Path, state: SkillCheckpoint, training: TrainingState) -> None:
         learner = training.learner
-        if learner.get("algo") != ALGO_KEY:
-            raise CheckpointError(
-                f"checkpoint {path} was not written by the PQL trainer: resume it without "
-                "--algo pql, or start a new run (another --run-name)"
-            )
-        try:
-            self.policy.load_state_dict(state.weights)
-        except RuntimeError as exc:
-            first = str(exc).strip().splitlines()[0]
-            raise CheckpointError(
-                f"checkpoint {path} does not fit this run's networks ({first}): resume with "
-                "the settings it was trained with, or start a new run (another --run-name)"
-            ) from None
+        require_algo(path, training, ALGO_KEY, "resume it without --algo pql, or start a new "
+                     "run (another --run-name)")  # fmt: skip
+        load_weights(self.policy, state.weights, f"checkpoint {path}", "networks",
+                     "resume with the settings it was trained with, or start a new run "
+                     "(another --run-name)")  # fmt: skip
         if self.obs_stats is not None and learner.get("obs_stats") is not None:
             self.obs_stats.load_packed(np.asarray(learner["obs_stats"]))
             self.slots.obs_stats.write(self.obs_stats.packed())

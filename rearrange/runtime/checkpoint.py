@@ -251,15 +251,33 @@ def load_init_weights(
                 f"run's {ours}: pass a checkpoint of the same skill, preset and base movement"
             )
     weights = {k: v.float() if torch.is_floating_point(v) else v for k, v in ckpt.weights.items()}
-    try:
-        policy.load_state_dict(weights)
-    except RuntimeError as exc:
-        first = str(exc).strip().splitlines()[-1].strip()
-        raise CheckpointError(
-            f"pretrained_weights {path} does not fit this run's model ({first}): use the "
-            "model config it was trained with"
-        ) from None
+    load_weights(
+        policy,
+        weights,
+        f"pretrained_weights {path}",
+        "model",
+        "use the model config it was trained with",
+    )
     return ckpt
+
+
+def require_algo(path: Path, training: TrainingState, key: str, fix: str) -> None:
+    """CheckpointError unless the checkpoint's learner state was written by the trainer
+    marked `key` (its learner dict's "algo"); `fix` says what to do instead."""
+    if training.learner.get("algo") != key:
+        raise CheckpointError(f"checkpoint {path} was not written by --algo {key}: {fix}")
+
+
+def load_weights(
+    module: torch.nn.Module, weights: Mapping[str, Any], what: str, role: str, fix: str
+) -> None:
+    """`module.load_state_dict(weights)`, or one CheckpointError line: "`what` does not fit
+    this run's `role` (the error's last line): `fix`"."""
+    try:
+        module.load_state_dict(weights)
+    except (RuntimeError, ValueError, KeyError) as exc:
+        first = str(exc).strip().splitlines()[-1].strip()
+        raise CheckpointError(f"{what} does not fit this run's {role} ({first}): {fix}") from None
 
 
 def _described(

@@ -24,6 +24,7 @@ from rearrange.runtime.checkpoint import (
     SkillCheckpoint,
     TrainingState,
     load_init_weights,
+    load_weights,
 )
 from rearrange.runtime.env_worker import EnvWorkerError, env_seeds, make_env_pool
 from rearrange.runtime.logging_utils import TrainLogger, episode_scalars, log
@@ -153,7 +154,8 @@ class VERTrainer:
             self._init_from(self.init_weights, ctx)
 
     def _restore(self, path: Path, ckpt: SkillCheckpoint, training: TrainingState) -> None:
-        self.policy.load_state_dict(ckpt.weights)
+        load_weights(self.policy, ckpt.weights, f"checkpoint {path}", "policy",
+                     "resume with the model config it was trained with")  # fmt: skip
         self.learner.load_state_dict(training.learner)
         self.num_steps, self.num_updates = ckpt.num_steps, ckpt.num_updates
         if self.actor is not self.policy:

@@ -5,7 +5,6 @@ them), and a key whose unit changed fails in one line naming its replacement."""
 from __future__ import annotations
 
 import json
-import shlex
 from dataclasses import fields
 
 import pytest
@@ -22,7 +21,7 @@ from rearrange.config import (
 )
 from rearrange.pql.config import PQLConfig
 from rearrange.runtime.run import RunConfig
-from rearrange.skills.pretrained import PRETRAINED_DIR
+from rearrange.skills.pretrained import PRETRAINED_DIR, training_argv
 from rearrange.train_skill import main
 from rearrange.ver_backend.config import PPOConfig, VERConfig
 
@@ -109,14 +108,8 @@ def test_a_malformed_override_is_one_line(override, needle, capsys):
     assert err.startswith("error: ") and needle in err and "\n" not in err
 
 
-def _command_words(command: str) -> list[str]:
-    """A manifest's first command as the shell splits it (quotes too: 'x=[1,1,4]'), without
-    the parenthesised remarks that follow it."""
-    return shlex.split(command.split("(")[0])
-
-
 def _shipped_overrides(command: str) -> list[str]:
-    return [w for w in _command_words(command) if "=" in w and not w.startswith("-")]
+    return [w for w in training_argv(command) if "=" in w and not w.startswith("-")]
 
 
 def _hydra_value(text: str):
@@ -139,8 +132,7 @@ def test_the_shipped_training_commands_mean_what_they_meant(name, tmp_path):
     from rearrange.train_skill import compose_run, parse_args
 
     command = json.loads((PRETRAINED_DIR / f"{name}.json").read_text())["training_command"]
-    words = _command_words(command)
-    argv = words[words.index("rearrange.train_skill") + 1 :]
+    argv = training_argv(command)
     cfg, _ = compose_run(parse_args([*argv, f"runs_root={tmp_path}"]))
     for override in _shipped_overrides(command):
         key, _, text = override.partition("=")

@@ -91,7 +91,7 @@ def test_resuming_a_ver_run_with_pql_is_refused(tmp_path, capsys):
     assert main(["synthetic", "--algo", "pql", "--serial", "--run-name", "v",
                  f"runs_root={tmp_path}", *TINY, "total_steps=64"]) == 1  # fmt: skip
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "was not written by the PQL trainer" in err
+    assert "was not written by --algo pql" in err
 
 
 def test_compose_maps_total_steps_and_the_cpu_profile():

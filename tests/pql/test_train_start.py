@@ -4,13 +4,12 @@ run and TensorBoard directories, steps and an ETA with its source, and an overri
 other trainer is refused in one line naming the key that applies."""
 
 import json
-import shlex
 
 import pytest
 from pql_testlib import TINY, train_synthetic
 
 from rearrange.config import compose_train_config, foreign_trainer_override
-from rearrange.skills.pretrained import PRETRAINED_DIR, pretrained_path
+from rearrange.skills.pretrained import PRETRAINED_DIR, pretrained_path, training_argv
 from rearrange.train_skill import main, manifest_algo, start_banner
 
 MANIPULATION = ("pick", "place", "open_cab", "open_fridge", "close_cab", "close_fridge")
@@ -183,18 +182,12 @@ def test_durations_read_as_a_person_would_say_them():
     assert eta_text(10, 0.0, 20) == "ETA unknown to 20 steps"
 
 
-def _shipped_argv(command: str) -> list[str]:
-    """The train_skill arguments of a manifest's command (its notes in brackets dropped)."""
-    words = shlex.split(command.split("(")[0])  # as the shell splits it: 'x=[1,1,4]'
-    return words[words.index("rearrange.train_skill") + 1 :]
-
-
 @pytest.mark.parametrize("name", sorted(p.stem for p in PRETRAINED_DIR.glob("*.json")))
 def test_every_shipped_training_command_still_composes(name, tmp_path):
     from rearrange.train_skill import compose_run, parse_args, total_steps_of
 
     manifest = json.loads((PRETRAINED_DIR / f"{name}.json").read_text())
-    argv = _shipped_argv(manifest["training_command"])
+    argv = training_argv(manifest["training_command"])
     cfg, _ = compose_run(parse_args([*argv, f"runs_root={tmp_path}"]))
     keys = ("total_steps=", "run.total_steps=")  # the alias and the run config's key
     explicit = [a.split("=")[1] for a in argv if a.startswith(keys)]

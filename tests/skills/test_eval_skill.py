@@ -55,7 +55,8 @@ def test_set_overrides_task_fields_and_nested_thresholds():
 
     args = parse_args(["nav", "--set", "nav_hold_prob=1.0", "--set", "thresholds.nav_dist=0.5",
                        "--set", "episodes.nav_near_start_prob=0.5"])  # fmt: skip
-    over = args.task_overrides
+    assert len(args) == 1
+    over = args[0].task_overrides
     # an episode generation option with or without its `episodes.`; the others stay default
     assert over["episodes"].nav_hold_prob == 1.0 and over["episodes"].nav_near_start_prob == 0.5
     assert over["episodes"].nav_fridge_prob == default_task_config("nav").episodes.nav_fridge_prob
@@ -103,7 +104,7 @@ def test_typed_args_validate_and_give_their_command():
         "python -m rearrange.eval_skill place --base-movement --checkpoints runs/place/a "
         "--episodes 7 --seed 0"
     )
-    assert parse_args(run.command().split()[3:]) == run  # the command parses back to it
+    assert parse_args(run.command().split()[3:]) == [run]  # the command parses back to it
     with pytest.raises(UsageError, match="unknown skill 'grasp'"):
         SkillEvalArgs("grasp")
     with pytest.raises(UsageError, match="nav always moves the base"):
@@ -130,3 +131,27 @@ def test_policy_depth_finds_the_depth_file_and_evaluates_at_its_size(tmp_path, c
     assert json.loads(out.read_text())["checkpoint"] == str(tmp_path / "pick_depth.pt")
     assert main(["pick", "--policy", "depth", "--checkpoints", str(tmp_path / "pick.pt")]) == 2
     assert "is a state policy, not one on head depth" in capsys.readouterr().err
+
+
+def test_several_checkpoints_give_a_row_each_on_the_same_episodes(tmp_path, capsys):
+    from skills_testlib import train_ckpt
+
+    a, b = tmp_path / "a.pt", tmp_path / "b.pt"
+    train_ckpt(a), train_ckpt(b)
+    out = tmp_path / "r.json"
+    argv = ["pick", "--checkpoints", str(a), str(b), "--episodes", "2", "--json", str(out)]
+    assert main(argv) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| pick |")]
+    assert [row.split(" | ")[1] for row in rows] == [str(a), str(b)]
+    data = json.loads(out.read_text())
+    assert [d["checkpoint"] for d in data] == [str(a), str(b)]
+    # the same episodes for each checkpoint
+    assert [r["episode_id"] for r in data[0]["results"]] == [
+        r["episode_id"] for r in data[1]["results"]
+    ]
+
+
+def test_videos_with_several_checkpoints_are_refused(capsys):
+    assert main(["pick", "--checkpoints", "a.pt", "b.pt", "--videos", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--videos records one checkpoint's episodes" in err and "\n" not in err

@@ -15,6 +15,7 @@ paper's (`python -m rearrange.eval SCENARIO --policy depth` chains them).
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,19 @@ def read_manifest(checkpoint: Path) -> dict[str, Any] | None:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return None
+
+
+def training_argv(command: str) -> list[str]:
+    """The `rearrange.train_skill` arguments of a manifest's training command, split as the
+    shell splits them (quotes too: 'x=[1,1,4]'), without the parenthesised notes that may
+    follow it; [] for a command that is not a train_skill one."""
+    try:
+        words = shlex.split(command.split("(")[0])
+    except ValueError:  # an unbalanced quote: not a command a shell would run
+        return []
+    if "rearrange.train_skill" not in words:
+        return []
+    return words[words.index("rearrange.train_skill") + 1 :]
 
 
 def shipped() -> list[dict[str, Any]]:
