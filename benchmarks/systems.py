@@ -59,6 +59,7 @@ from pathlib import Path
 
 # Only light imports at module level: env workers are spawned, and each re-imports this
 # module as __mp_main__ (torch would add seconds per worker to every run's start-up).
+from benchmarks.model_configs import model_config
 from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
 
 SYSTEMS = ("ddppo", "nover", "ver")
@@ -89,16 +90,9 @@ def _padded_learner(policy, ppo, total_updates, grad_sync=None, *, target_s, bus
 
 
 def _policy(obs_space, action_space):
-    from rearrange.models import ModelConfig, build_policy
+    from rearrange.models import build_policy
 
-    model = ModelConfig(
-        backbone="none",
-        rnn_hidden_size=64,
-        rnn_layers=1,
-        state_mlp_hidden=[64],
-        prev_action_embedding_size=16,
-    )
-    return build_policy(obs_space, action_space, model)
+    return build_policy(obs_space, action_space, model_config("state"))
 
 
 # ---------------------------------------------------------------------------- runs

@@ -41,6 +41,7 @@ from pathlib import Path
 
 # Only light imports at module level: env workers are spawned, and each re-imports this
 # module as __mp_main__.
+from benchmarks.model_configs import model_config
 from benchmarks.sim_ceiling import sim_only_sps
 from rearrange.skill_spec import SKILL_NAMES, skill_def
 
@@ -70,17 +71,11 @@ CPU_ROLLOUT_STEPS = {"state": 64, "depth": 16}
 
 
 def model_for(preset: str, rnn_hidden: int):
-    from rearrange.models import ModelConfig
-
+    """The state policy of skill_configs/model/state.yaml, or the paper's depth policy (the
+    ConvNeXt-style ResNet18 + 2-layer LSTM) with `rnn_hidden` units."""
     if preset == "state":
-        return ModelConfig(
-            backbone="none",
-            rnn_hidden_size=64,
-            rnn_layers=1,
-            state_mlp_hidden=[64],
-            prev_action_embedding_size=16,
-        )
-    return ModelConfig(rnn_hidden_size=rnn_hidden, rnn_layers=2)
+        return model_config("state")
+    return model_config("default", rnn_hidden_size=rnn_hidden, rnn_layers=2)
 
 
 def _policy(obs_space, action_space, model):

@@ -65,17 +65,16 @@ def _module(*names: str):
 
 
 def _model(policy: str, rnn_hidden: int):
+    """state: the CPU profile's policy, skill_configs/model/state_cpu.yaml read from this
+    checkout (not through benchmarks.model_configs: a baseline child has an older checkout
+    first on its path); depth: the paper's ResNet18 + 2-layer LSTM with `rnn_hidden` units."""
+    import yaml
+
     from rearrange.models import ModelConfig
 
     if policy == "state":
-        return ModelConfig(
-            backbone="none",
-            rnn_hidden_size=64,
-            rnn_layers=1,
-            state_mlp_hidden=[64],
-            prev_action_embedding_size=16,
-            action_log_std_init=-1.0,
-        )
+        path = ROOT / "skill_configs" / "model" / "state_cpu.yaml"
+        return ModelConfig(**yaml.safe_load(path.read_text()))
     return ModelConfig(rnn_hidden_size=rnn_hidden, rnn_layers=2)
 
 
