@@ -30,6 +30,7 @@ from rearrange.distill.collect import LockstepCollector, RoundStats
 from rearrange.distill.config import DistillConfig
 from rearrange.distill.loss import distill_loss, sequence_distribution
 from rearrange.distill.schedule import LinearSchedule
+from rearrange.distill.student_norm import set_student_norm, teacher_key_stats
 from rearrange.distill.teacher_labels import (
     TEACHER_KEY,
     TeacherError,
@@ -128,6 +129,11 @@ class DistillTrainer:
             self.buffer.nbytes / 2**20,
         )  # fmt: skip
 
+    def _teacher_stats(self):
+        if getattr(getattr(self.policy, "encoder", None), "vector_norm", None) is None:
+            return {}, 0  # no normaliser to set: the teacher's checkpoint is not read again
+        return teacher_key_stats(self.teacher)
+
     def _stop_index(self) -> int | None:
         """The stop action's position when distill.stop_veto is on (None when off)."""
         if not self.cfg.stop_veto:
@@ -219,6 +225,10 @@ class DistillTrainer:
                 )
                 log.info("student weights from %s (trained %d steps)", self.init_weights,
                          ckpt.num_steps)  # fmt: skip
+            elif resumed is None:  # a new student: its normaliser (if any) from the teacher
+                line = set_student_norm(self.policy, self.obs_space, *self._teacher_stats())
+                if line:
+                    log.info("distill: %s", line)
             logger = self.session.open_logger(self.num_steps)
             self.collector.start()
             return self._loop(logger, stop)

@@ -79,6 +79,14 @@ class ModelConfig:
     # student stalled in front of the handle, outputs ~0 with the teacher's saturated (docs/
     # DESIGN.md §5.4). The paper's policy has the input (True, the default).
     prev_action_input: bool = True
+    # True: the vector observations (joints, EE position, goal sensors...) pass a fixed
+    # per-feature normaliser ((x - mean) / std, clipped to ±5) before they join the image
+    # embedding; its statistics are buffers in the checkpoint, set by `--algo distill` from
+    # the teacher's own observation normaliser (identity until set). Why: raw, these 14-odd
+    # inputs of ~0.1 m spread sit beside 512 image features, and a DAgger student must act on
+    # a few centimetres of marker_rel_pos (docs/DESIGN.md §5.4). False (the default) is the
+    # paper's policy: raw vectors concatenated with the image embedding.
+    vector_norm: bool = False
 
     # --- action distribution ---------------------------------------------------------------
     # State-independent learned log standard deviation, clamped to the bounds in forward.

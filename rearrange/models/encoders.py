@@ -16,6 +16,7 @@ from gymnasium import spaces
 from torch import nn
 
 from rearrange.models.config import ModelConfig, ModelConfigError
+from rearrange.models.normalizer import ObsNormalizer
 from rearrange.models.resnet import VisualEncoder
 
 
@@ -128,11 +129,18 @@ class VisualObservationEncoder(nn.Module):
         self.layout = layout
         self.visual = VisualEncoder(layout.image_channels, *layout.image_hw, config)
         self.output_size = self.visual.output_size + layout.vector_size
+        # model.vector_norm: the vectors' normaliser (statistics set from outside)
+        self.vector_norm = (
+            ObsNormalizer(layout.vector_size) if config.vector_norm and layout.vector_size else None
+        )
 
     def forward(self, obs: Mapping[str, torch.Tensor]) -> torch.Tensor:
         feats = [self.visual(stack_images(obs, self.layout))]
         if self.layout.vector_keys:
-            feats.append(flatten_vectors(obs, self.layout))
+            vectors = flatten_vectors(obs, self.layout)
+            if self.vector_norm is not None:
+                vectors = self.vector_norm(vectors)
+            feats.append(vectors)
         return torch.cat(feats, dim=1)
 
 

@@ -1,4 +1,5 @@
-"""PQL networks over flat state vectors: observation normaliser, tanh actor, double-Q critics.
+"""PQL networks over flat state vectors: tanh actor, double-Q critics (and the observation
+normaliser, `models/normalizer.py`).
 
 The critics take [normalised obs, action]; with `num_atoms > 1` each outputs logits over a
 fixed value support (PQL-D) and `values` turns them into expected values.
@@ -13,6 +14,10 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from rearrange.models.normalizer import ObsNormalizer
+
+__all__ = ["ObsNormalizer"]  # re-exported: the PQL learners and policy import it from here
+
 
 def mlp(in_dim: int, hidden: list[int], out_dim: int) -> nn.Sequential:
     """Linear layers with ELU between them (the PQL reference's state MLP)."""
@@ -23,34 +28,6 @@ def mlp(in_dim: int, hidden: list[int], out_dim: int) -> nn.Sequential:
         if i < len(sizes) - 2:
             layers.append(nn.ELU())
     return nn.Sequential(*layers)
-
-
-class ObsNormalizer(nn.Module):
-    """(x - mean) / std, clipped to ±`clip`; the statistics are set from outside.
-
-    Buffers, not parameters: they travel in the policy's state dict (a checkpoint deploys
-    with the statistics it was trained with) but not in the parameter sync. Without
-    statistics (count 0, e.g. `obs_norm=false`) it is the identity."""
-
-    def __init__(self, dim: int, clip: float = 5.0):
-        super().__init__()
-        self.clip = clip
-        self.register_buffer("mean", torch.zeros(dim))
-        self.register_buffer("var", torch.ones(dim))
-        self.register_buffer("count", torch.zeros((), dtype=torch.int64))
-
-    def forward(self, x: Tensor) -> Tensor:
-        if int(self.count) == 0:
-            return x
-        std = torch.sqrt(self.var.float() + 1e-8)
-        return ((x - self.mean.float()) / std).clamp(-self.clip, self.clip)
-
-    def set_stats(self, stats: np.ndarray) -> None:
-        """Load [mean (D), var (D), count] as written by `RunningMeanStd.packed`."""
-        dim = self.mean.numel()
-        self.mean.copy_(torch.as_tensor(stats[:dim]))
-        self.var.copy_(torch.as_tensor(stats[dim : 2 * dim]))
-        self.count.fill_(int(stats[2 * dim]))
 
 
 class RunningMeanStd:
