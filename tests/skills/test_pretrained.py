@@ -145,13 +145,13 @@ SHIPPED = sorted(pre.PRETRAINED_DIR.glob("*.pt"))
 def test_shipped_files_fit_the_budget():
     # State skills are small MLPs/LSTMs: 5 MB in all. The depth policies (the paper's ResNet18
     # + 2x512 LSTM, 17 MB each in fp16, 9 MB in int8, 5 MB in int4 with group scales) have
-    # issue 29's budget of 40 MB in all; every shipped file together stays within the
-    # package's 20 MB (docs/DESIGN.md §9: three int4 students fit beside the state skills).
+    # issue 29's growth budget of 40 MB in all. The package's 20 MB held three int4 students;
+    # the fourth (open_cab) made it state + depth budgets, 45 MiB (docs/DESIGN.md §9).
     depth = [p for p in SHIPPED if p.stem.endswith("_depth")]
     state = [p for p in SHIPPED if p not in depth]
     assert sum(p.stat().st_size for p in state) <= 5 * 1024 * 1024
     assert sum(p.stat().st_size for p in depth) <= 40 * 1024 * 1024
-    assert sum(p.stat().st_size for p in SHIPPED) <= 20 * 1024 * 1024  # the package's budget
+    assert sum(p.stat().st_size for p in SHIPPED) <= 45 * 1024 * 1024  # the package's budget
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
