@@ -15,7 +15,7 @@ from rearrange.sim.layout_types import Furniture
 # injects huge impulses into the solve it shares with the suction welds (that threw held
 # objects and stalled drawers). So the robot collides only with things that can move
 # (free objects, doors, drawers); its penetration of fixed furniture is measured
-# geometrically for the force penalty instead (`world.RearrangeSim._static_penetration`).
+# geometrically for the force penalty instead (`blocked_step.BlockedStep._static_depths`).
 # A held body drops the robot bit: gripper and held body never push each other apart.
 STATIC_BIT, ROBOT_BIT, MOVABLE_BIT, FLOOR_BIT = 1, 2, 4, 8
 WORLD_CONTYPE, WORLD_CONAFFINITY = STATIC_BIT, 0  # walls, furniture carcasses

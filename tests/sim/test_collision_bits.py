@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from sim_helpers import episode_at, move_ee_to
 
+from rearrange.sim.blocked_step import PENETRATION_STIFFNESS
 from rearrange.sim.config import SimConfig
 from rearrange.sim.furniture_geoms import ROBOT_BIT
-from rearrange.sim.world import PENETRATION_STIFFNESS, RearrangeSim
+from rearrange.sim.world import RearrangeSim
 
 
 def _collide(m, g1: int, g2: int) -> bool:
