@@ -76,6 +76,13 @@ class DistillConfig:
     loss: str = "mse_nll"
     """'mse_nll': ½‖mean − a*‖² for the mean plus the Gaussian NLL of a* with the mean
     detached (trains only the log-std); 'nll': the Gaussian NLL alone (`distill/loss.py`)."""
+    norm_warmup_steps: int = 0
+    """A new student with `model.vector_norm`: 0 takes its normaliser's statistics from the
+    teacher's checkpoint; N > 0 measures them on the first N collected steps (whole rounds,
+    driven by the teacher while β is near 1) in the student's own envs and starts learning
+    after them, for a teacher whose training noise widened its statistics (open_fridge's
+    `task.work_noise_scale=5`: joint std up to 4.9 rad, the cabinets' teachers 0.2-0.5;
+    `distill/student_norm.py`)."""
     action_weights: list[float] = field(default_factory=list)
     """Per-dimension weights of the squared error of 'mse_nll', one per action dimension in
     the action layout's order (nav: [linear, angular, stop]); empty: all 1. E.g.
@@ -95,6 +102,10 @@ class DistillConfig:
         _require(
             self.updates_per_round >= 0,
             f"DistillConfig.updates_per_round must be >= 0, got {self.updates_per_round}",
+        )
+        _require(
+            self.norm_warmup_steps >= 0,
+            f"DistillConfig.norm_warmup_steps must be >= 0, got {self.norm_warmup_steps}",
         )
         for name in ("rollout_steps", "chunk_len", "epochs", "minibatch_steps"):
             value = getattr(self, name)

@@ -1,9 +1,15 @@
-"""The student's vector normaliser (`model.vector_norm`) set from the teacher's statistics.
+"""The student's vector normaliser (`model.vector_norm`) set from the teacher's statistics,
+or measured on the run's first steps.
 
 A PQL teacher normalises its state inputs with running statistics of the states it trained
 on (`pql.obs_norm`, buffers in its checkpoint). A new student with `model.vector_norm` takes
 them key by key, so it reads the sensors it shares with the teacher on the teacher's scale
-(docs/DESIGN.md §5.4). Keys the teacher does not observe get mean 0, variance 1."""
+(docs/DESIGN.md §5.4). Keys the teacher does not observe get mean 0, variance 1.
+
+With `distill.norm_warmup_steps` N > 0 the statistics are instead those of the student's
+vector inputs over the run's first N collected steps (`WarmupStats`), each variance floored
+at WARMUP_VAR_FLOOR so that a sensor constant over them (a flag never set yet) is not
+blown up to the clip when it first moves."""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ import numpy as np
 from rearrange.distill.teacher_labels import TeacherSpec
 
 KeyStats = dict[str, tuple[np.ndarray, np.ndarray]]
+WARMUP_VAR_FLOOR = 1e-4  # a std of 1 cm (m) or 0.01 rad at the least
 
 
 def teacher_key_stats(spec: TeacherSpec) -> tuple[KeyStats, int]:
@@ -39,9 +46,12 @@ def teacher_key_stats(spec: TeacherSpec) -> tuple[KeyStats, int]:
     return stats, count
 
 
-def set_student_norm(policy, obs_space: gym.spaces.Dict, stats: KeyStats, count: int) -> str:
+def set_student_norm(
+    policy, obs_space: gym.spaces.Dict, stats: KeyStats, count: int, source: str = "teacher"
+) -> str:
     """Load `stats` into the student's vector normaliser; returns a log line ('' when the
-    student has no normaliser)."""
+    student has no normaliser). `source`: "teacher" (the teacher's checkpoint) or "warmup"
+    (the run's first steps, `WarmupStats`)."""
     norm = getattr(getattr(policy, "encoder", None), "vector_norm", None)
     if norm is None:
         return ""
@@ -58,5 +68,39 @@ def set_student_norm(policy, obs_space: gym.spaces.Dict, stats: KeyStats, count:
             variances.append(np.ones(dim))
             own.append(key)
     norm.set_mean_var(np.concatenate(means), np.concatenate(variances), count)
+    if source == "warmup":
+        return (
+            f"student vector inputs normalised with their statistics over its first {count} steps"
+        )
     line = f"student vector inputs normalised with the teacher's statistics ({count} states)"
     return line + (f"; not observed by the teacher, left raw: {', '.join(own)}" if own else "")
+
+
+def student_has_norm(policy) -> bool:
+    return getattr(getattr(policy, "encoder", None), "vector_norm", None) is not None
+
+
+class WarmupStats:
+    """Mean and variance, key by key, of the student's vector inputs over the first collected
+    rounds (`distill.norm_warmup_steps`); `add` takes a round's [T, N, ...] arrays."""
+
+    def __init__(self, keys: tuple[str, ...], steps: int):
+        self.keys, self.steps, self.count = keys, steps, 0
+        self._rows: dict[str, list[np.ndarray]] = {k: [] for k in keys}
+
+    @property
+    def done(self) -> bool:
+        return self.count >= self.steps
+
+    def add(self, obs: dict[str, np.ndarray]) -> None:
+        for key in self.keys:
+            array = np.asarray(obs[key], np.float64)
+            self._rows[key].append(array.reshape(array.shape[0] * array.shape[1], -1))
+        self.count += int(np.asarray(obs[self.keys[0]]).shape[0] * obs[self.keys[0]].shape[1])
+
+    def stats(self) -> KeyStats:
+        out = {}
+        for key, rows in self._rows.items():
+            values = np.concatenate(rows)
+            out[key] = (values.mean(0), np.maximum(values.var(0), WARMUP_VAR_FLOOR))
+        return out

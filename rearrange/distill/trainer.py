@@ -30,7 +30,12 @@ from rearrange.distill.collect import LockstepCollector, RoundStats
 from rearrange.distill.config import DistillConfig
 from rearrange.distill.loss import distill_loss, sequence_distribution
 from rearrange.distill.schedule import LinearSchedule
-from rearrange.distill.student_norm import set_student_norm, teacher_key_stats
+from rearrange.distill.student_norm import (
+    WarmupStats,
+    set_student_norm,
+    student_has_norm,
+    teacher_key_stats,
+)
 from rearrange.distill.teacher_labels import (
     TEACHER_KEY,
     TeacherError,
@@ -89,6 +94,7 @@ class DistillTrainer:
         self.num_steps = 0
         self.num_updates = 0
         self.pool = None
+        self.warmup: WarmupStats | None = None  # distill.norm_warmup_steps still measuring
 
     # ------------------------------------------------------------------ setup
     def _build(self) -> None:
@@ -130,9 +136,33 @@ class DistillTrainer:
         )  # fmt: skip
 
     def _teacher_stats(self):
-        if getattr(getattr(self.policy, "encoder", None), "vector_norm", None) is None:
+        if not student_has_norm(self.policy):
             return {}, 0  # no normaliser to set: the teacher's checkpoint is not read again
         return teacher_key_stats(self.teacher)
+
+    def _start_norm(self) -> None:
+        """A new student's normaliser: the teacher's statistics, or (distill.norm_warmup_steps)
+        measured on the first steps, before any learning."""
+        if self.cfg.norm_warmup_steps > 0 and student_has_norm(self.policy):
+            self.warmup = WarmupStats(self.policy.layout.vector_keys, self.cfg.norm_warmup_steps)
+            log.info("distill: student vector normaliser measured on the first %d steps; "
+                     "learning starts after them", self.cfg.norm_warmup_steps)  # fmt: skip
+            return
+        line = set_student_norm(self.policy, self.obs_space, *self._teacher_stats())
+        if line:
+            log.info("distill: %s", line)
+
+    def _warmup_round(self) -> None:
+        assert self.warmup is not None
+        self.warmup.add({k: self.storage.obs[k] for k in self.warmup.keys})
+        if self.warmup.done:
+            line = set_student_norm(self.policy, self.obs_space, self.warmup.stats(),
+                                    self.warmup.count, "warmup")  # fmt: skip
+            log.info("distill: %s", line)
+            self.warmup = None
+
+    def _norm_unset(self) -> bool:
+        return student_has_norm(self.policy) and int(self.policy.encoder.vector_norm.count) == 0
 
     def _stop_index(self) -> int | None:
         """The stop action's position when distill.stop_veto is on (None when off)."""
@@ -225,10 +255,10 @@ class DistillTrainer:
                 )
                 log.info("student weights from %s (trained %d steps)", self.init_weights,
                          ckpt.num_steps)  # fmt: skip
-            elif resumed is None:  # a new student: its normaliser (if any) from the teacher
-                line = set_student_norm(self.policy, self.obs_space, *self._teacher_stats())
-                if line:
-                    log.info("distill: %s", line)
+            elif resumed is None:  # a new student: its normaliser (if any)
+                self._start_norm()
+            elif self.cfg.norm_warmup_steps > 0 and self._norm_unset():
+                self._start_norm()  # stopped before its warm-up ended: measure again
             logger = self.session.open_logger(self.num_steps)
             self.collector.start()
             return self._loop(logger, stop)
@@ -249,7 +279,11 @@ class DistillTrainer:
             stats = self.collector.collect(self.storage, self.beta, self.num_steps)
             self.buffer.add(self.storage.chunks())
             t_learn = time.monotonic()
-            learn = self._learn()
+            if self.warmup is not None:  # the normaliser is still being measured
+                self._warmup_round()
+                learn = {}
+            else:
+                learn = self._learn()
             learn_s = time.monotonic() - t_learn
             self.num_steps += stats.steps
             collect_total += stats.seconds
