@@ -52,7 +52,7 @@ def set_student_norm(
     """Load `stats` into the student's vector normaliser; returns a log line ('' when the
     student has no normaliser). `source`: "teacher" (the teacher's checkpoint) or "warmup"
     (the run's first steps, `WarmupStats`)."""
-    norm = getattr(getattr(policy, "encoder", None), "vector_norm", None)
+    norm = student_norm(policy)
     if norm is None:
         return ""
     if count == 0:
@@ -76,8 +76,9 @@ def set_student_norm(
     return line + (f"; not observed by the teacher, left raw: {', '.join(own)}" if own else "")
 
 
-def student_has_norm(policy) -> bool:
-    return getattr(getattr(policy, "encoder", None), "vector_norm", None) is not None
+def student_norm(policy):
+    """The student's vector normaliser (`model.vector_norm`), None without one."""
+    return getattr(getattr(policy, "encoder", None), "vector_norm", None)
 
 
 class WarmupStats:
@@ -95,8 +96,9 @@ class WarmupStats:
     def add(self, obs: dict[str, np.ndarray]) -> None:
         for key in self.keys:
             array = np.asarray(obs[key], np.float64)
-            self._rows[key].append(array.reshape(array.shape[0] * array.shape[1], -1))
-        self.count += int(np.asarray(obs[self.keys[0]]).shape[0] * obs[self.keys[0]].shape[1])
+            rows = array.reshape(array.shape[0] * array.shape[1], -1)
+            self._rows[key].append(rows)
+        self.count += len(rows)
 
     def stats(self) -> KeyStats:
         out = {}

@@ -33,7 +33,7 @@ from rearrange.distill.schedule import LinearSchedule
 from rearrange.distill.student_norm import (
     WarmupStats,
     set_student_norm,
-    student_has_norm,
+    student_norm,
     teacher_key_stats,
 )
 from rearrange.distill.teacher_labels import (
@@ -136,14 +136,14 @@ class DistillTrainer:
         )  # fmt: skip
 
     def _teacher_stats(self):
-        if not student_has_norm(self.policy):
+        if student_norm(self.policy) is None:
             return {}, 0  # no normaliser to set: the teacher's checkpoint is not read again
         return teacher_key_stats(self.teacher)
 
     def _start_norm(self) -> None:
         """A new student's normaliser: the teacher's statistics, or (distill.norm_warmup_steps)
         measured on the first steps, before any learning."""
-        if self.cfg.norm_warmup_steps > 0 and student_has_norm(self.policy):
+        if self.cfg.norm_warmup_steps > 0 and student_norm(self.policy) is not None:
             self.warmup = WarmupStats(self.policy.layout.vector_keys, self.cfg.norm_warmup_steps)
             log.info("distill: student vector normaliser measured on the first %d steps; "
                      "learning starts after them", self.cfg.norm_warmup_steps)  # fmt: skip
@@ -162,7 +162,8 @@ class DistillTrainer:
             self.warmup = None
 
     def _norm_unset(self) -> bool:
-        return student_has_norm(self.policy) and int(self.policy.encoder.vector_norm.count) == 0
+        norm = student_norm(self.policy)
+        return norm is not None and int(norm.count) == 0
 
     def _stop_index(self) -> int | None:
         """The stop action's position when distill.stop_veto is on (None when off)."""
