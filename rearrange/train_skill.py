@@ -265,17 +265,26 @@ def total_steps_of(cfg: TrainConfig) -> tuple[int, str]:
     return cfg.run.total_steps, "run.total_steps"
 
 
-def checkpoint_steps(cfg: TrainConfig, run_dir: Path) -> int:
-    """Env steps already done by the run's checkpoint (0 for a new run)."""
+def checkpoint_progress(cfg: TrainConfig, run_dir: Path) -> tuple[int, float]:
+    """(env steps, wall-clock seconds over all its sessions) of the run's checkpoint;
+    (0, 0.0) for a new run."""
     path = find_latest(run_dir / cfg.run.checkpoint_dir)
-    return SkillCheckpoint.load(path).num_steps if path else 0
+    if path is None:
+        return 0, 0.0
+    ckpt = SkillCheckpoint.load(path)
+    return ckpt.num_steps, ckpt.wall_time_s
 
 
-def eta_line(cfg: TrainConfig, done: int, cuda: bool) -> str:
-    """The ETA with its source; where none is recorded, when a measured one comes."""
+def eta_line(cfg: TrainConfig, done: int, cuda: bool, done_wall_s: float = 0.0) -> str:
+    """The ETA with its source: a resumed run's own speed so far (`done` steps in
+    `done_wall_s`), else a recorded one; where none is, when a measured one comes."""
     total, _ = total_steps_of(cfg)
     later = TRAINERS[cfg.algo].eta_note()
-    speed = recorded_speed(cfg, cuda)
+    if done > 0 and done_wall_s > 0:
+        own = f"this run so far: {done:,} steps in {format_duration(done_wall_s)}"
+        speed: tuple[float, str] | None = (done / done_wall_s, own)
+    else:
+        speed = recorded_speed(cfg, cuda)
     if speed is None:
         return f"unknown (no recorded speed for this setup): {later}"
     sps, source = speed
@@ -283,8 +292,11 @@ def eta_line(cfg: TrainConfig, done: int, cuda: bool) -> str:
     return f"~{left} at {sps:.0f} steps/s ({source}); {later}"
 
 
-def start_banner(cfg: TrainConfig, run_dir: Path, done: int, cuda: bool) -> list[str]:
-    """What a user needs before a long run: which trainer on what, where it writes, how long."""
+def start_banner(
+    cfg: TrainConfig, run_dir: Path, done: int, cuda: bool, done_wall_s: float = 0.0
+) -> list[str]:
+    """What a user needs before a long run: which trainer on what, where it writes, how long
+    (`done` steps in `done_wall_s` already in the run's checkpoint when it resumes)."""
     total, key = total_steps_of(cfg)
     entry = TRAINERS[cfg.algo]
     variant = "base movement" if cfg.task.base_movement else "fixed base"
@@ -297,7 +309,7 @@ def start_banner(cfg: TrainConfig, run_dir: Path, done: int, cuda: bool) -> list
         f"run dir:      {run}",
         f"TensorBoard:  tensorboard --logdir {run_dir / 'tb'}",
         f"steps:        {total:,} ({key}), {max(total - done, 0):,} to go",
-        f"ETA:          {eta_line(cfg, done, cuda)}",
+        f"ETA:          {eta_line(cfg, done, cuda, done_wall_s)}",
     ]
 
 
@@ -305,7 +317,8 @@ def print_banner(cfg: TrainConfig, run_dir: Path, cuda: bool) -> None:
     """The start banner on stderr, above the progress bar (rank 0 only)."""
     if int(os.environ.get("RANK", "0")) != 0:
         return
-    lines = start_banner(cfg, run_dir, checkpoint_steps(cfg, run_dir), cuda)
+    done, done_wall_s = checkpoint_progress(cfg, run_dir)
+    lines = start_banner(cfg, run_dir, done, cuda, done_wall_s)
     print("\n".join(lines), file=sys.stderr, flush=True)
 
 

@@ -198,3 +198,23 @@ def test_every_shipped_training_command_still_composes(name, tmp_path):
         assert manifest["steps"] <= total == 1_000_000
     else:  # the default is the shipped schedule
         assert abs(total - manifest["steps"]) < 128 * cfg.run.num_envs
+
+
+def test_a_resumed_runs_eta_is_its_own_speed_so_far(tmp_path):
+    # pick's shipped PQL speed (~220 steps/s) is not used once the run has its own figure
+    cfg = compose_train_config("pick", ["+algo=pql", f"runs_root={tmp_path}"])
+    total = cfg.run.total_steps
+    eta = start_banner(cfg, tmp_path, 150_000, False, 300.0)[-1]  # 500 steps/s
+    left = round((total - 150_000) / 500 / 60)
+    assert f"~{left} min at 500 steps/s (this run so far: 150,000 steps in 5 min)" in eta
+    # no wall time recorded (an old checkpoint): the shipped figure as before
+    assert "recorded: the shipped pick.pt" in start_banner(cfg, tmp_path, 150_000, False)[-1]
+
+
+def test_a_cli_resume_prints_the_runs_own_speed(tmp_path, capsys):
+    assert train_synthetic(tmp_path, "r", "--serial", "total_steps=200") == 0
+    capsys.readouterr()
+    assert train_synthetic(tmp_path, "r", "--serial", "--resume", "total_steps=400") == 0
+    err = capsys.readouterr().err
+    assert "(resuming at step 200" in err
+    assert "steps/s (this run so far: 200" in err
