@@ -30,6 +30,7 @@ from rearrange.eval.one_skill import (
     TABLE_HEADER,
     SkillEvalArgs,
     UsageError,
+    checkpoint_file,
     evaluate_skill,
     table_row,
     task_overrides,
@@ -119,6 +120,8 @@ def parse_args(argv: list[str] | None) -> list[SkillEvalArgs]:
 def main(argv: list[str] | None = None) -> int:
     try:
         runs = parse_args(argv)
+        for run in runs:  # every path checked before the first evaluation
+            checkpoint_file(run)
         first = runs[0]
         print(f"{first.skill} on {first.episodes} {first.split} episodes (seed {first.seed})\n")
         print(TABLE_HEADER, flush=True)

@@ -189,6 +189,23 @@ def task_overrides(items: list[str], skill: str) -> dict:
     return out
 
 
+def checkpoint_file(args: SkillEvalArgs):
+    """The checkpoint file a learned skill's arguments name, found without loading it (None
+    for the oracle). eval_skill resolves every --checkpoints value with it before the first
+    one is evaluated, so a mistyped last path fails at once, not after minutes of episodes."""
+    if args.skills == "oracle":
+        return None
+    from rearrange.skills.checkpoint_lookup import find_skill_checkpoint
+
+    return find_skill_checkpoint(
+        args.skill,
+        args.base_movement,
+        args.checkpoints,
+        args.newest_run,
+        depth=args.policy == "depth",
+    )
+
+
 def load_skill(args: SkillEvalArgs):
     """(skill, checkpoint description, obs preset) for the arguments."""
     from rearrange.skills.registry import make_oracle
@@ -196,13 +213,10 @@ def load_skill(args: SkillEvalArgs):
     if args.skills == "oracle":
         return make_oracle(args.skill, base_movement=args.base_movement), "oracle", "state"
     from rearrange.skills.base import SkillError
-    from rearrange.skills.checkpoint_lookup import find_skill_checkpoint
     from rearrange.skills.learned import LearnedSkill, require_depth_policy
 
     depth = args.policy == "depth"
-    path = find_skill_checkpoint(
-        args.skill, args.base_movement, args.checkpoints, args.newest_run, depth=depth
-    )
+    path = checkpoint_file(args)
     skill = LearnedSkill(path, skill_name=args.skill, deterministic=not args.stochastic)
     if depth:
         require_depth_policy(skill, path)

@@ -155,3 +155,23 @@ def test_videos_with_several_checkpoints_are_refused(capsys):
     assert main(["pick", "--checkpoints", "a.pt", "b.pt", "--videos", "1"]) == 2
     err = capsys.readouterr().err.strip()
     assert "--videos records one checkpoint's episodes" in err and "\n" not in err
+
+
+def test_a_missing_later_checkpoint_fails_before_the_first_is_evaluated(
+    tmp_path, capsys, monkeypatch
+):
+    # Several --checkpoints: every path is resolved up front, so a mistyped last one costs
+    # nothing (it used to fail after the first checkpoint's episodes had run).
+    from skills_testlib import train_ckpt
+
+    import rearrange.eval_skill as cli
+
+    a = tmp_path / "a.pt"
+    train_ckpt(a)
+    evaluated = []
+    monkeypatch.setattr(cli, "evaluate_skill", lambda run: evaluated.append(run))
+    missing = tmp_path / "nope.pt"
+    assert main(["pick", "--checkpoints", str(a), str(missing), "--episodes", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert str(missing) in err and "\n" not in err
+    assert evaluated == []
