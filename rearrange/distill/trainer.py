@@ -154,7 +154,7 @@ class DistillTrainer:
 
     def _warmup_round(self) -> None:
         assert self.warmup is not None
-        self.warmup.add({k: self.storage.obs[k] for k in self.warmup.keys})
+        self.warmup.add(self.storage.obs)
         if self.warmup.done:
             line = set_student_norm(self.policy, self.obs_space, self.warmup.stats(),
                                     self.warmup.count, "warmup")  # fmt: skip

@@ -201,7 +201,7 @@ def test_every_shipped_training_command_still_composes(name, tmp_path):
 
 
 def test_a_resumed_runs_eta_is_its_own_speed_so_far(tmp_path):
-    # pick's shipped PQL speed (~220 steps/s) is not used once the run has its own figure
+    # pick's shipped PQL speed (~190 steps/s) is not used once the run has its own figure
     cfg = compose_train_config("pick", ["+algo=pql", f"runs_root={tmp_path}"])
     total = cfg.run.total_steps
     eta = start_banner(cfg, tmp_path, 150_000, False, 300.0)[-1]  # 500 steps/s
