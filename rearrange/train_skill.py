@@ -3,7 +3,7 @@ teacher into the depth student: `--algo distill`, rearrange/distill/), the train
 in the table of trainers (`rearrange/trainers.py`, docs/DESIGN.md §5).
 
     python -m rearrange.train_skill SKILL [--base-movement] [--profile paper|cpu]
-        [--algo ver|pql|distill] [--teacher CKPT] [--system ver|nover|ddppo]
+        [--algo ver|pql|distill] [--teacher CKPT|oracle] [--system ver|nover|ddppo]
         [--serial] [--resume] [--run-name NAME] [hydra overrides, e.g. ppo.lr=1e-4 run.num_envs=4]
     torchrun --nproc-per-node 2 -m rearrange.train_skill synthetic ...
 
@@ -65,8 +65,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--teacher",
-        help="--algo distill only: the teacher checkpoint (a file or a run directory); "
-        "default the shipped checkpoint of the skill and base movement",
+        help="--algo distill only: the teacher checkpoint (a file or a run directory), or "
+        "'oracle' for the skill's scripted oracle; default the shipped checkpoint of the "
+        "skill and base movement",
     )
     parser.add_argument("--system", choices=("ver", "nover", "ddppo"), help="collection system")
     parser.add_argument("--serial", action="store_true", help="everything in one process")

@@ -26,7 +26,8 @@ class DistillConfig:
     and the student's optimisation."""
 
     teacher: str | None = None
-    """Teacher checkpoint (a file, or a train_skill run directory); None: the shipped
+    """Teacher checkpoint (a file, or a train_skill run directory); 'oracle': the skill's
+    scripted oracle (privileged: nav follows the NavMap's shortest path); None: the shipped
     checkpoint of the skill and base movement (`--teacher` sets it). The synthetic env's
     teacher is scripted (none may be given)."""
     beta_start: float = 1.0

@@ -15,7 +15,9 @@ target, and keeps its recurrent state and previous action per env, reset at epis
 Its previous action is the action the env executed (the teacher's own when β chose it, the
 student's otherwise): the teacher's memory follows what happened, and with β = 1 it is
 exactly the deployed skill (`LearnedSkill`, deterministic). On the synthetic reach env the
-teacher is scripted (`ReachTeacher`).
+teacher is scripted (`ReachTeacher`). `--teacher oracle` labels with the skill's scripted
+oracle instead (`OracleTeacher`: nav's shortest-path follower, re-planned from wherever the
+executed actions took the robot).
 
 `resolve_teacher` finds and checks the teacher in the main process before any worker
 starts; each problem is one line (`TeacherError`).
@@ -23,6 +25,8 @@ starts; each problem is one line (`TeacherError`).
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -35,6 +39,8 @@ from rearrange.skill_spec import skill_def
 TEACHER_KEY = "teacher_action"
 """The observation key holding the teacher's action (never a student input)."""
 SYNTHETIC = "synthetic"
+ORACLE = "oracle"
+"""`--teacher oracle` (distill.teacher): the skill's scripted oracle labels the states."""
 
 
 class TeacherError(ValueError):
@@ -61,12 +67,23 @@ class TeacherSpec:
     obs_preset: str = "state"
     move_scale: float = 0.25
     """Synthetic env: metres per unit action (the scripted teacher's gain)."""
+    oracle: bool = False
+    """The skill's scripted oracle is the teacher (`--teacher oracle`; path None)."""
 
     @property
     def name(self) -> str:
+        if self.oracle:
+            return f"the scripted {self.skill} oracle"
         return self.path or "scripted reach teacher"
 
+    @property
+    def record(self) -> str | None:
+        """What a checkpoint records as the run's teacher (`--resume` keeps it)."""
+        return ORACLE if self.oracle else self.path
+
     def build(self) -> Teacher:
+        if self.oracle:
+            return OracleTeacher(self)
         if self.path is None:
             return ReachTeacher(self.move_scale)
         return CheckpointTeacher(self)
@@ -84,6 +101,46 @@ class ReachTeacher:
     def act(self, env: gym.Env, obs: dict, executed: np.ndarray | None) -> np.ndarray:
         delta = np.asarray(obs["delta"], np.float32)
         return np.clip(delta / self.move_scale, -1.0, 1.0).astype(np.float32)
+
+
+class OracleTeacher:
+    """A skill's scripted oracle as the teacher, acting on the env's own sim and target.
+
+    The oracle keeps its plan between steps and re-plans from where the robot is (nav:
+    `PathFollower` pops passed waypoints, skips to one in plain view, plans again every
+    `replan_every` steps and after a stuck recovery), so its action stays the expert's for
+    the state the student drove into. Nav's follower here stops within `NAV_POS_TOL` and
+    `NAV_YAW_TOL` of the goal pose, not its own 3 cm / 2 degrees: a stop label the student can
+    meet with a regressed velocity, still well inside the 0.5 m success radius the student
+    trains at (its stop is the label the veto, distill.stop_veto, compares with)."""
+
+    NAV_POS_TOL = 0.10  # m
+    NAV_YAW_TOL = math.radians(5.0)
+    NAV_REPLAN_EVERY = 20  # steps (the follower alone: 60); the student strays from the plan
+
+    def __init__(self, spec: TeacherSpec):
+        from rearrange.skills.registry import make_oracle
+
+        self.oracle = make_oracle(spec.skill, spec.base_movement)
+        follower = getattr(self.oracle, "follower", None)
+        if spec.skill == "nav" and follower is not None:
+            follower.cfg = dataclasses.replace(
+                follower.cfg,
+                pos_tol=self.NAV_POS_TOL,
+                yaw_tol=self.NAV_YAW_TOL,
+                replan_every=self.NAV_REPLAN_EVERY,
+            )
+        self._started = False
+
+    def reset(self) -> None:
+        self._started = False
+
+    def act(self, env: gym.Env, obs: dict, executed: np.ndarray | None) -> np.ndarray:
+        base = env.unwrapped
+        if not self._started:  # the episode's target exists once the env has reset
+            self.oracle.reset(base.target, base.sim)
+            self._started = True
+        return np.asarray(self.oracle.act(obs, base.sim), np.float32)
 
 
 class CheckpointTeacher:
@@ -189,9 +246,23 @@ def resolve_teacher(
                 "the synthetic env's teacher is scripted: drop --teacher (distill.teacher)"
             )
         return TeacherSpec(SYNTHETIC, None, move_scale=move_scale)
+    if teacher == ORACLE:
+        return oracle_teacher(skill, base_movement)
     path = teacher_path(skill, base_movement, teacher)
     ckpt = check_teacher(path, skill, base_movement)
     return TeacherSpec(skill, str(path.resolve()), ckpt.base_movement, ckpt.obs_preset)
+
+
+def oracle_teacher(skill: str, base_movement: bool) -> TeacherSpec:
+    """`--teacher oracle`: the skill's scripted oracle, if it has one (TeacherError if not)."""
+    from rearrange.skills.base import SkillError
+    from rearrange.skills.registry import make_oracle
+
+    try:
+        make_oracle(skill, base_movement)
+    except SkillError as exc:
+        raise TeacherError(f"--teacher oracle: {exc}") from None
+    return TeacherSpec(skill, None, base_movement, obs_preset=ORACLE, oracle=True)
 
 
 def teacher_path(skill: str, base_movement: bool, teacher: str | None) -> Path:

@@ -37,11 +37,13 @@ from rearrange.distill.student_norm import (
     teacher_key_stats,
 )
 from rearrange.distill.teacher_labels import (
+    ORACLE,
     TEACHER_KEY,
     TeacherError,
     TeacherLabelFactory,
     TeacherSpec,
     check_teacher,
+    oracle_teacher,
 )
 from rearrange.runtime.checkpoint import (
     CheckpointError,
@@ -196,12 +198,15 @@ class DistillTrainer:
         records (the default would be the shipped one, perhaps not what it trained with)."""
         path = find_latest(self.session.checkpoint_dir) if self.setup.resume else None
         given = self.setup.config_dict.get("distill", {}).get("teacher")
-        if path is None or given is not None or self.teacher.path is None:
+        if path is None or given is not None or self.teacher.record is None:
             return self.teacher
         training = SkillCheckpoint.load(path).training
         recorded = (training.learner if training else {}).get("teacher")
-        if not recorded or recorded == self.teacher.path:
+        if not recorded or recorded == self.teacher.record:
             return self.teacher
+        if recorded == ORACLE:
+            log.info("resuming with the run's teacher, the scripted oracle")
+            return oracle_teacher(self.teacher.skill, self.teacher.base_movement)
         try:
             ckpt = check_teacher(Path(recorded), self.teacher.skill, self.teacher.base_movement)
         except TeacherError as exc:
@@ -223,7 +228,7 @@ class DistillTrainer:
             learner={
                 "algo": ALGO_KEY,
                 "optimizer": self.optimizer.state_dict(),
-                "teacher": self.teacher.path,
+                "teacher": self.teacher.record,
             },
         )
 
