@@ -109,13 +109,17 @@ class OracleTeacher:
     The oracle keeps its plan between steps and re-plans from where the robot is (nav:
     `PathFollower` pops passed waypoints, skips to one in plain view, plans again every
     `replan_every` steps and after a stuck recovery), so its action stays the expert's for
-    the state the student drove into. Nav's follower here stops within `NAV_POS_TOL` and
-    `NAV_YAW_TOL` of the goal pose, not its own 3 cm / 2 degrees: a stop label the student can
-    meet with a regressed velocity, still well inside the 0.5 m success radius the student
-    trains at (its stop is the label the veto, distill.stop_veto, compares with)."""
+    the state the student drove into. Nav's follower here turns to the goal heading once
+    within `NAV_POS_TOL` of the goal point and stops within `NAV_YAW_TOL` of it, not at its
+    own 3 cm / 2 degrees: a student hovering a few centimetres off the point would otherwise
+    get "turn 90 degrees, drive 16 cm, turn back" labels it cannot follow, and a stop label
+    it never meets (traced: with 0.10 m / 5 degrees the student stopped calling stop within
+    16k steps and timed out 30 of 30 val episodes 0.16 m from the goal). The region stays
+    inside the 0.5 m / 15 degree success rule the student trains at; its stop is the label
+    the veto (distill.stop_veto) compares with."""
 
-    NAV_POS_TOL = 0.10  # m
-    NAV_YAW_TOL = math.radians(5.0)
+    NAV_POS_TOL = 0.20  # m
+    NAV_YAW_TOL = math.radians(10.0)
     NAV_REPLAN_EVERY = 20  # steps (the follower alone: 60); the student strays from the plan
 
     def __init__(self, spec: TeacherSpec):
