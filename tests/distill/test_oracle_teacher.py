@@ -96,3 +96,20 @@ def test_a_run_records_the_oracle_and_resumes_with_it(tmp_path, capsys):
     assert main([*argv, "--resume", "run.total_steps=64"]) == 0  # no --teacher: the run's
     resumed = SkillCheckpoint.load(latest)
     assert resumed.num_steps == 64 and resumed.training.learner["teacher"] == "oracle"
+
+
+def test_a_student_standing_still_gets_the_same_label_every_step(nav_env):
+    # The follower's own recoveries (stuck: back up; guarded: back off) react to its history;
+    # as a teacher they are off, so a state that does not change keeps its label.
+    wrapped = TeacherLabelWrapper(nav_env, resolve_teacher("nav", False, "oracle").build())
+    obs, _ = wrapped.reset(options={"episode_index": 1})
+    for _ in range(200):  # follow the oracle until it drives straight on
+        if obs[TEACHER_KEY][0] > 0.5:
+            break
+        obs, *_ = wrapped.step(obs[TEACHER_KEY])
+    labels = []
+    for _ in range(40):  # then stand still: the follower alone would call itself stuck
+        labels.append(obs[TEACHER_KEY].copy())
+        obs, *_ = wrapped.step(np.float32([0.0, 0.0, -1.0]))
+    assert labels[0][0] > 0.5 and labels[0][STOP] == -1.0
+    np.testing.assert_allclose(np.stack(labels), np.stack([labels[0]] * 40), atol=1e-6)
