@@ -107,9 +107,10 @@ class OracleTeacher:
     """A skill's scripted oracle as the teacher, acting on the env's own sim and target.
 
     The oracle keeps its plan between steps and re-plans from where the robot is (nav:
-    `PathFollower` pops passed waypoints, skips to one in plain view, plans again every
-    `replan_every` steps and after a stuck recovery), so its action stays the expert's for
-    the state the student drove into. Nav's follower here turns to the goal heading once
+    `PathFollower` pops passed waypoints, skips to one in plain view and plans again every
+    `NAV_REPLAN_EVERY` steps), so its action stays the expert's for the state the student
+    drove into. Only nav has been trained from it (benchmarks/RESULTS.md, "Nav from the
+    oracle"); the manipulation oracles plug in the same way, untried. Nav's follower here turns to the goal heading once
     within `NAV_POS_TOL` of the goal point and stops within `NAV_YAW_TOL` of it, not at its
     own 3 cm / 2 degrees: a student hovering a few centimetres off the point would otherwise
     get "turn 90 degrees, drive 16 cm, turn back" labels it cannot follow, and a stop label
