@@ -162,7 +162,11 @@ def _teacher(cfg: TrainConfig):
     from rearrange.distill.teacher_labels import resolve_teacher
 
     return resolve_teacher(
-        cfg.skill, cfg.task.base_movement, cfg.distill.teacher, cfg.synthetic.move_scale
+        cfg.skill,
+        cfg.task.base_movement,
+        cfg.distill.teacher,
+        cfg.synthetic.move_scale,
+        cfg.distill.oracle_near,
     )
 
 

@@ -30,6 +30,10 @@ class DistillConfig:
     scripted oracle (privileged: nav follows the NavMap's shortest path); None: the shipped
     checkpoint of the skill and base movement (`--teacher` sets it). The synthetic env's
     teacher is scripted (none may be given)."""
+    oracle_near: float = 0.0
+    """m (nav): within this distance of the goal point the skill's scripted oracle labels the
+    states instead of the teacher checkpoint (`teacher_labels.NearGoalTeacher`: the oracle's
+    exact stop at the goal pose, the learned teacher's driving elsewhere); 0: off."""
     beta_start: float = 1.0
     """Probability of executing the teacher's action (else the student's) at step 0."""
     beta_end: float = 0.0
@@ -94,6 +98,10 @@ class DistillConfig:
 
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
+        _require(
+            self.oracle_near >= 0.0,
+            f"DistillConfig.oracle_near must be >= 0 (metres; 0: off), got {self.oracle_near}",
+        )
         for name in ("beta_start", "beta_end"):
             value = getattr(self, name)
             _require(0.0 <= value <= 1.0, f"DistillConfig.{name} must be in [0, 1], got {value}")

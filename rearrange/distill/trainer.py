@@ -195,7 +195,20 @@ class DistillTrainer:
 
     def _teacher_of_run(self) -> TeacherSpec:
         """The teacher: a run resumed without distill.teacher keeps the one its checkpoint
-        records (the default would be the shipped one, perhaps not what it trained with)."""
+        records (the default would be the shipped one, perhaps not what it trained with),
+        and without distill.oracle_near (0, the default) the radius it records."""
+        teacher = self._teacher_file_of_run()
+        path = find_latest(self.session.checkpoint_dir) if self.setup.resume else None
+        if path is None or self.setup.config_dict.get("distill", {}).get("oracle_near"):
+            return teacher
+        training = SkillCheckpoint.load(path).training
+        near = float((training.learner if training else {}).get("oracle_near", 0.0))
+        if near == teacher.oracle_near or teacher.oracle:
+            return teacher
+        log.info("resuming with the oracle within %g m of the goal, as the run recorded", near)
+        return dataclasses.replace(teacher, oracle_near=near)
+
+    def _teacher_file_of_run(self) -> TeacherSpec:
         path = find_latest(self.session.checkpoint_dir) if self.setup.resume else None
         given = self.setup.config_dict.get("distill", {}).get("teacher")
         if path is None or given is not None or self.teacher.record is None:
@@ -229,6 +242,7 @@ class DistillTrainer:
                 "algo": ALGO_KEY,
                 "optimizer": self.optimizer.state_dict(),
                 "teacher": self.teacher.record,
+                "oracle_near": self.teacher.oracle_near,
             },
         )
 
