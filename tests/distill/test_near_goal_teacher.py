@@ -1,0 +1,99 @@
+"""`distill.oracle_near=R` (nav): the teacher checkpoint labels beyond R metres of the goal
+point, the scripted oracle within (`NearGoalTeacher`), each acting on every step; the run
+records R and `--resume` keeps it."""
+
+import math
+
+import numpy as np
+import pytest
+from distill_testlib import TINY_DAGGER, TINY_STUDENT
+
+from rearrange.distill.teacher_labels import (
+    TEACHER_KEY,
+    CheckpointTeacher,
+    NearGoalTeacher,
+    OracleTeacher,
+    TeacherError,
+    TeacherLabelWrapper,
+    resolve_teacher,
+)
+from rearrange.runtime.checkpoint import SkillCheckpoint
+from rearrange.sim.geometry import wrap_angle
+from rearrange.tasks import default_task_config, make_env
+from rearrange.train_skill import main
+
+STOP = 2  # nav: [linear, angular, stop]
+RADIUS = 1.0
+
+
+@pytest.fixture(scope="module")
+def nav_env():
+    cfg = default_task_config("nav", obs_preset="depth", depth_size=32, num_episodes=4)
+    env = make_env("nav", cfg, "val", 1)
+    yield env
+    env.close()
+
+
+def _goal_error(env) -> tuple[float, float]:
+    base = env.unwrapped
+    x, y, yaw = (float(v) for v in base.sim.base_pose())
+    gx, gy, gyaw = (float(v) for v in base.target.nav_goal)
+    return math.hypot(gx - x, gy - y), abs(wrap_angle(gyaw - yaw))
+
+
+def test_the_checkpoint_labels_far_from_the_goal_the_oracle_near_it(nav_env):
+    spec = resolve_teacher("nav", False, None, oracle_near=RADIUS)
+    teacher = spec.build()
+    assert isinstance(teacher, NearGoalTeacher) and "within 1 m" in spec.name
+    # Shadows fed the same states and executed actions: the labels must be one or the other's.
+    far, near = CheckpointTeacher(spec), OracleTeacher(spec)
+    wrapped = TeacherLabelWrapper(nav_env, teacher)
+    obs, _ = wrapped.reset(options={"episode_index": 0})
+    far.reset(), near.reset()
+    executed, sides = None, []
+    for _ in range(400):
+        dist = _goal_error(nav_env)[0]
+        want_far, want_near = far.act(nav_env, obs, executed), near.act(nav_env, obs, executed)
+        label = obs[TEACHER_KEY]
+        np.testing.assert_allclose(label, want_near if dist <= RADIUS else want_far, atol=1e-6)
+        sides.append(dist <= RADIUS)
+        executed = label
+        obs, _, terminated, truncated, info = wrapped.step(label)
+        if terminated or truncated:
+            break
+    assert terminated and info["success"]
+    assert not sides[0] and sides[-1]  # it started beyond the radius and ended within it
+    # The episode ended on the oracle's stop, inside its tolerance (the state nav alone stops
+    # anywhere within the 0.5 m success radius).
+    dist, yaw_err = _goal_error(nav_env)
+    assert dist < OracleTeacher.NAV_POS_TOL + 0.05 and yaw_err < OracleTeacher.NAV_YAW_TOL
+
+
+@pytest.mark.parametrize(
+    ("skill", "teacher", "match"),
+    [
+        ("pick", None, r"^distill.oracle_near: pick has no nav goal to be near \(only nav\)"),
+        ("nav", "oracle", r"^distill.oracle_near with --teacher oracle: the oracle labels"),
+    ],
+)
+def test_oracle_near_where_it_cannot_apply_is_one_line(skill, teacher, match):
+    with pytest.raises(TeacherError, match=match):
+        resolve_teacher(skill, False, teacher, oracle_near=RADIUS)
+
+
+def test_a_negative_radius_is_one_line(capsys):
+    assert main(["nav", "--algo", "distill", "distill.oracle_near=-1"]) != 0
+    assert "DistillConfig.oracle_near must be >= 0" in capsys.readouterr().err
+
+
+def test_a_run_records_the_radius_and_resumes_with_it(tmp_path, caplog):
+    argv = ["nav", "--algo", "distill", "--serial", "--run-name", "n", f"runs_root={tmp_path}",
+            *TINY_STUDENT, *TINY_DAGGER, "run.log_every_steps=32"]  # fmt: skip
+    assert main([*argv, "distill.oracle_near=1.0", "run.total_steps=32"]) == 0
+    latest = tmp_path / "nav" / "n" / "checkpoints" / "latest.pt"
+    assert SkillCheckpoint.load(latest).training.learner["oracle_near"] == 1.0
+    with caplog.at_level("INFO"):
+        assert main([*argv, "--resume", "run.total_steps=64"]) == 0  # no distill.oracle_near
+    assert "resuming with the oracle within 1 m of the goal" in caplog.text
+    resumed = SkillCheckpoint.load(latest)
+    assert resumed.num_steps == 64 and resumed.training.learner["oracle_near"] == 1.0
