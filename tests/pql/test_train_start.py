@@ -63,6 +63,16 @@ def test_banner_names_the_run_and_a_recorded_eta(tmp_path):
     assert "(resuming at step 150,000)" in resumed and to_go in resumed
 
 
+@pytest.mark.parametrize(
+    ("skill", "extra", "variant"),
+    [("nav", [], "drives its base"), ("place", ["task.base_movement=true"], "base movement")],
+)
+def test_banner_names_the_base_variant(tmp_path, skill, extra, variant):
+    cfg = compose_train_config(skill, [f"runs_root={tmp_path}", *extra])
+    text = "\n".join(start_banner(cfg, tmp_path / skill / "r1", 0, cuda=False))
+    assert f"skill:        {skill} ({variant})" in text
+
+
 def test_banner_says_when_no_speed_is_recorded(tmp_path):
     cfg = compose_train_config("synthetic", ["+algo=pql", *TINY, "total_steps=100"])
     eta = start_banner(cfg, tmp_path, 0, cuda=False)[-1]
