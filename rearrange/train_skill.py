@@ -41,7 +41,7 @@ from rearrange.runtime.checkpoint import CheckpointError, SkillCheckpoint, find_
 from rearrange.runtime.logging_utils import format_duration
 from rearrange.runtime.run import RunSettingError, TrainProcessError
 from rearrange.runtime.run_lock import RunLock, RunLockError
-from rearrange.skill_spec import SKILLS, skill_def
+from rearrange.skill_spec import skill_def
 from rearrange.trainers import TRAINERS
 
 
