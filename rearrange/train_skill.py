@@ -41,6 +41,7 @@ from rearrange.runtime.checkpoint import CheckpointError, SkillCheckpoint, find_
 from rearrange.runtime.logging_utils import format_duration
 from rearrange.runtime.run import RunSettingError, TrainProcessError
 from rearrange.runtime.run_lock import RunLock, RunLockError
+from rearrange.skill_spec import SKILLS as DEFINED_SKILLS
 from rearrange.skill_spec import skill_def
 from rearrange.trainers import TRAINERS
 
@@ -301,7 +302,7 @@ def start_banner(
     (`done` steps in `done_wall_s` already in the run's checkpoint when it resumes)."""
     total, key = total_steps_of(cfg)
     entry = TRAINERS[cfg.algo]
-    if cfg.skill in SKILLS and not skill_def(cfg.skill).has_base_movement_variant:
+    if cfg.skill in DEFINED_SKILLS and not skill_def(cfg.skill).has_base_movement_variant:
         variant = "drives its base"  # nav: no fixed-base variant
     else:
         variant = "base movement" if cfg.task.base_movement else "fixed base"
