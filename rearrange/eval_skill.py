@@ -31,6 +31,7 @@ from rearrange.eval.one_skill import (
     SkillEvalArgs,
     UsageError,
     checkpoint_file,
+    end_pose_line,
     evaluate_skill,
     table_row,
     task_overrides,
@@ -125,13 +126,15 @@ def main(argv: list[str] | None = None) -> int:
         first = runs[0]
         print(f"{first.skill} on {first.episodes} {first.split} episodes (seed {first.seed})\n")
         print(TABLE_HEADER, flush=True)
-        results, seconds = [], 0.0
+        results, seconds, ends = [], 0.0, []
         for run in runs:
             result = evaluate_skill(run)
             results.append(result.to_dict())
             seconds += result.seconds
             print(table_row(result), flush=True)
-        print(f"\n{seconds:.0f} s")
+            ends.append(end_pose_line(result))
+        print("".join(f"\n{line}" for line in ends if line))
+        print(f"{seconds:.0f} s")
     except (ValueError, RuntimeError, OSError) as err:
         message = str(err).splitlines()[0] if str(err) else type(err).__name__
         print(f"{PROG}: error: {message}", file=sys.stderr)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import collections
 import dataclasses
+import statistics
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -152,6 +153,27 @@ def table_row(r: SkillEvalResult) -> str:
         f"| {name} | {r.checkpoint} | {len(r.results)} | "
         f"{format_rate(r.successes, len(r.results))} | {steps} | {ret:.2f} | {coll:.1f} | "
         f"{deep}/{len(r.results)} | {deepest:.1f} | {fails} |"
+    )
+
+
+NEAR_GOAL = 0.25  # m: the end-pose line counts the episodes that ended this close
+
+
+def end_pose_line(r: SkillEvalResult) -> str | None:
+    """Where the episodes of a nav-goal skill ended, relative to the goal pose (None for
+    the other skills): a nav that succeeds inside its 0.5 m radius may still stop where the
+    skill after it in a HAB chain cannot start."""
+    ends = [e for e in r.results if e.goal_dist is not None]
+    if not ends:
+        return None
+    ok = [e.goal_dist for e in ends if e.success]
+    near = sum(e.goal_dist <= NEAR_GOAL for e in ends)
+    dist = statistics.median(e.goal_dist for e in ends)
+    yaw = statistics.median(e.goal_yaw_deg for e in ends)
+    ok_text = f"successes {statistics.median(ok):.2f} m" if ok else "no successes"
+    return (
+        f"{r.skill} {r.checkpoint}: ended a median {dist:.2f} m and {yaw:.0f} deg from the "
+        f"goal pose ({ok_text}; {near}/{len(ends)} within {NEAR_GOAL} m)"
     )
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from rearrange.sim.geometry import wrap_angle
 from rearrange.skills.base import Skill
 from rearrange.tasks.force_limit import EXCESSIVE_FORCE
 
@@ -24,6 +26,8 @@ class EpisodeResult:
     ret: float = 0.0  # undiscounted return
     collisions: int = 0  # steps with a robot collision (blocked base or contact force)
     max_depth: float = 0.0  # deepest robot overlap with static geometry at any step (m)
+    goal_dist: float | None = None  # nav goal: the base's distance to the goal point at the end (m)
+    goal_yaw_deg: float | None = None  # nav goal: |goal yaw - base yaw| at the end (degrees)
 
 
 def failure_cause(end: str, info: dict) -> str:
@@ -67,6 +71,7 @@ def run_skill_episode(
         if skill.is_done(obs, sim):
             end = "skill_done"
             break
+    dist, yaw_err = end_goal_error(base.target, sim)
     return EpisodeResult(
         info.get("episode_id", str(episode_index)),
         bool(info["success"]),
@@ -76,4 +81,16 @@ def run_skill_episode(
         ret,
         int(sim.collision_count),
         depth,
+        dist,
+        yaw_err,
     )
+
+
+def end_goal_error(target, sim) -> tuple[float | None, float | None]:
+    """(m, degrees) from the base to the target's nav goal pose; (None, None) without one."""
+    goal = getattr(target, "nav_goal", None)
+    if goal is None:
+        return None, None
+    x, y, yaw = (float(v) for v in sim.base_pose())
+    gx, gy, gyaw = (float(v) for v in goal)
+    return math.hypot(gx - x, gy - y), math.degrees(abs(wrap_angle(gyaw - yaw)))

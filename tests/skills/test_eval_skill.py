@@ -175,3 +175,31 @@ def test_a_missing_later_checkpoint_fails_before_the_first_is_evaluated(
     err = capsys.readouterr().err.strip()
     assert str(missing) in err and "\n" not in err
     assert evaluated == []
+
+
+def test_end_pose_line_gives_where_nav_episodes_ended():
+    from rearrange.eval.one_skill import SkillEvalResult, end_pose_line
+    from rearrange.skills.rollout import EpisodeResult
+
+    r = SkillEvalResult("nav", "learned", False, "nav.pt", "val", 0)
+    r.results = [
+        EpisodeResult("a", True, 90, "success", "", goal_dist=0.1, goal_yaw_deg=4.0),
+        EpisodeResult("b", True, 80, "success", "", goal_dist=0.3, goal_yaw_deg=8.0),
+        EpisodeResult("c", False, 400, "truncated", "timeout", goal_dist=2.0, goal_yaw_deg=30.0),
+    ]
+    # medians: 0.30 m and 8 degrees over all three, 0.20 m over the two successes
+    assert end_pose_line(r) == (
+        "nav nav.pt: ended a median 0.30 m and 8 deg from the goal pose "
+        "(successes 0.20 m; 1/3 within 0.25 m)"
+    )
+    r.results = [EpisodeResult("p", True, 50, "success", "")]  # pick: no nav goal
+    assert end_pose_line(r) is None
+
+
+def test_nav_eval_records_the_end_pose(tmp_path, capsys):
+    out = tmp_path / "n.json"
+    assert main(["nav", "--skills", "oracle", "--episodes", "1", "--json", str(out)]) == 0
+    (episode,) = json.loads(out.read_text())["results"]
+    assert episode["success"] and episode["goal_dist"] < 0.05  # the follower's 3 cm
+    assert episode["goal_yaw_deg"] < 3.0  # ... and 2 degrees
+    assert "nav oracle: ended a median 0.0" in capsys.readouterr().out
