@@ -167,6 +167,7 @@ def _teacher(cfg: TrainConfig):
         cfg.distill.teacher,
         cfg.synthetic.move_scale,
         cfg.distill.oracle_near,
+        cfg.distill.oracle_yaw_tol,
     )
 
 

@@ -34,6 +34,9 @@ class DistillConfig:
     """m (nav): within this distance of the goal point the skill's scripted oracle labels the
     states instead of the teacher checkpoint (`teacher_labels.NearGoalTeacher`: the oracle's
     exact stop at the goal pose, the learned teacher's driving elsewhere); 0: off."""
+    oracle_yaw_tol: float | None = None
+    """degrees (nav, with --teacher oracle or distill.oracle_near): the oracle's stop label
+    comes within this of the goal heading; None: 10 (`OracleTeacher.NAV_YAW_TOL`)."""
     beta_start: float = 1.0
     """Probability of executing the teacher's action (else the student's) at step 0."""
     beta_end: float = 0.0

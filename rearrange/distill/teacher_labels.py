@@ -75,6 +75,9 @@ class TeacherSpec:
     oracle_near: float = 0.0
     """m: within this distance of the nav goal point the oracle labels instead of the
     checkpoint (`distill.oracle_near`, `NearGoalTeacher`); 0: off."""
+    oracle_yaw_tol: float | None = None
+    """degrees: nav's oracle stops within this of the goal heading (`distill.oracle_yaw_tol`);
+    None: `OracleTeacher.NAV_YAW_TOL`."""
 
     @property
     def name(self) -> str:
@@ -151,11 +154,18 @@ class OracleTeacher:
             follower.cfg = dataclasses.replace(
                 follower.cfg,
                 pos_tol=self.NAV_POS_TOL,
-                yaw_tol=self.NAV_YAW_TOL,
+                yaw_tol=self.yaw_tol(spec),
                 replan_every=self.NAV_REPLAN_EVERY,
                 **self.NAV_NO_RECOVERY,
             )
         self._started = False
+
+    @classmethod
+    def yaw_tol(cls, spec: TeacherSpec) -> float:
+        """rad: the run's stop tolerance on the goal heading."""
+        if spec.oracle_yaw_tol is None:
+            return cls.NAV_YAW_TOL
+        return math.radians(spec.oracle_yaw_tol)
 
     def reset(self) -> None:
         self._started = False
@@ -294,6 +304,7 @@ def resolve_teacher(
     teacher: str | None,
     move_scale: float = 0.25,
     oracle_near: float = 0.0,
+    oracle_yaw_tol: float | None = None,
 ) -> TeacherSpec:
     """The teacher of a run: `teacher` (a checkpoint or a run directory) or the shipped
     checkpoint of (skill, base movement), checked to fit, with the oracle near the goal when
@@ -306,12 +317,23 @@ def resolve_teacher(
                 "the synthetic env's teacher is scripted: drop --teacher (distill.teacher)"
             )
         return TeacherSpec(SYNTHETIC, None, move_scale=move_scale)
+    if oracle_yaw_tol is not None and not 0 < oracle_yaw_tol < 180:
+        raise TeacherError(
+            f"distill.oracle_yaw_tol={oracle_yaw_tol}: give degrees in (0, 180), or drop it "
+            f"for {math.degrees(OracleTeacher.NAV_YAW_TOL):g}"
+        )
     if teacher == ORACLE:
-        return oracle_teacher(skill, base_movement)
+        spec = oracle_teacher(skill, base_movement)
+        return dataclasses.replace(spec, oracle_yaw_tol=oracle_yaw_tol)
     path = teacher_path(skill, base_movement, teacher)
     ckpt = check_teacher(path, skill, base_movement)
     return TeacherSpec(
-        skill, str(path.resolve()), ckpt.base_movement, ckpt.obs_preset, oracle_near=oracle_near
+        skill,
+        str(path.resolve()),
+        ckpt.base_movement,
+        ckpt.obs_preset,
+        oracle_near=oracle_near,
+        oracle_yaw_tol=oracle_yaw_tol,
     )
 
 

@@ -196,17 +196,24 @@ class DistillTrainer:
     def _teacher_of_run(self) -> TeacherSpec:
         """The teacher: a run resumed without distill.teacher keeps the one its checkpoint
         records (the default would be the shipped one, perhaps not what it trained with),
-        and without distill.oracle_near (0, the default) the radius it records."""
+        without distill.oracle_near (0, the default) the radius it records, and without
+        distill.oracle_yaw_tol (None) the heading tolerance it records."""
         teacher = self._teacher_file_of_run()
         path = find_latest(self.session.checkpoint_dir) if self.setup.resume else None
-        if path is None or self.setup.config_dict.get("distill", {}).get("oracle_near"):
+        if path is None:
             return teacher
+        given = self.setup.config_dict.get("distill", {})
         training = SkillCheckpoint.load(path).training
-        near = float((training.learner if training else {}).get("oracle_near", 0.0))
-        if near == teacher.oracle_near or teacher.oracle:
-            return teacher
-        log.info("resuming with the oracle within %g m of the goal, as the run recorded", near)
-        return dataclasses.replace(teacher, oracle_near=near)
+        learner = training.learner if training else {}
+        near = float(learner.get("oracle_near", 0.0))
+        if not given.get("oracle_near") and near != teacher.oracle_near and not teacher.oracle:
+            log.info("resuming with the oracle within %g m of the goal, as the run recorded", near)
+            teacher = dataclasses.replace(teacher, oracle_near=near)
+        yaw = learner.get("oracle_yaw_tol")
+        if given.get("oracle_yaw_tol") is None and yaw is not None:
+            log.info("resuming with the oracle's %g degree heading tolerance, as recorded", yaw)
+            teacher = dataclasses.replace(teacher, oracle_yaw_tol=float(yaw))
+        return teacher
 
     def _teacher_file_of_run(self) -> TeacherSpec:
         path = find_latest(self.session.checkpoint_dir) if self.setup.resume else None
@@ -243,6 +250,7 @@ class DistillTrainer:
                 "optimizer": self.optimizer.state_dict(),
                 "teacher": self.teacher.record,
                 "oracle_near": self.teacher.oracle_near,
+                "oracle_yaw_tol": self.teacher.oracle_yaw_tol,
             },
         )
 

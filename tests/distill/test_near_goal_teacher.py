@@ -2,11 +2,9 @@
 point, the scripted oracle within (`NearGoalTeacher`), each acting on every step; the run
 records R and `--resume` keeps it."""
 
-import math
-
 import numpy as np
 import pytest
-from distill_testlib import TINY_DAGGER, TINY_STUDENT
+from distill_testlib import TINY_DAGGER, TINY_STUDENT, goal_error
 
 from rearrange.distill.teacher_labels import (
     TEACHER_KEY,
@@ -18,27 +16,10 @@ from rearrange.distill.teacher_labels import (
     resolve_teacher,
 )
 from rearrange.runtime.checkpoint import SkillCheckpoint
-from rearrange.sim.geometry import wrap_angle
-from rearrange.tasks import default_task_config, make_env
 from rearrange.train_skill import main
 
 STOP = 2  # nav: [linear, angular, stop]
 RADIUS = 1.0
-
-
-@pytest.fixture(scope="module")
-def nav_env():
-    cfg = default_task_config("nav", obs_preset="depth", depth_size=32, num_episodes=4)
-    env = make_env("nav", cfg, "val", 1)
-    yield env
-    env.close()
-
-
-def _goal_error(env) -> tuple[float, float]:
-    base = env.unwrapped
-    x, y, yaw = (float(v) for v in base.sim.base_pose())
-    gx, gy, gyaw = (float(v) for v in base.target.nav_goal)
-    return math.hypot(gx - x, gy - y), abs(wrap_angle(gyaw - yaw))
 
 
 def test_the_checkpoint_labels_far_from_the_goal_the_oracle_near_it(nav_env):
@@ -52,7 +33,7 @@ def test_the_checkpoint_labels_far_from_the_goal_the_oracle_near_it(nav_env):
     far.reset(), near.reset()
     executed, sides = None, []
     for _ in range(400):
-        dist = _goal_error(nav_env)[0]
+        dist = goal_error(nav_env)[0]
         want_far, want_near = far.act(nav_env, obs, executed), near.act(nav_env, obs, executed)
         label = obs[TEACHER_KEY]
         np.testing.assert_allclose(label, want_near if dist <= RADIUS else want_far, atol=1e-6)
@@ -65,7 +46,7 @@ def test_the_checkpoint_labels_far_from_the_goal_the_oracle_near_it(nav_env):
     assert not sides[0] and sides[-1]  # it started beyond the radius and ended within it
     # The episode ended on the oracle's stop, inside its tolerance (the state nav alone stops
     # anywhere within the 0.5 m success radius).
-    dist, yaw_err = _goal_error(nav_env)
+    dist, yaw_err = goal_error(nav_env)
     assert dist < OracleTeacher.NAV_POS_TOL + 0.05 and yaw_err < OracleTeacher.NAV_YAW_TOL
 
 

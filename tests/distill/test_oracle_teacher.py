@@ -3,11 +3,9 @@ the shortest-path follower, re-planned from wherever the executed actions took t
 stopping within OracleTeacher.NAV_POS_TOL / NAV_YAW_TOL of the goal pose; a run records it,
 and `--resume` without --teacher keeps it."""
 
-import math
-
 import numpy as np
 import pytest
-from distill_testlib import TINY_DAGGER, TINY_STUDENT
+from distill_testlib import TINY_DAGGER, TINY_STUDENT, goal_error
 
 from rearrange.distill.teacher_labels import (
     TEACHER_KEY,
@@ -17,26 +15,9 @@ from rearrange.distill.teacher_labels import (
     resolve_teacher,
 )
 from rearrange.runtime.checkpoint import SkillCheckpoint
-from rearrange.sim.geometry import wrap_angle
-from rearrange.tasks import default_task_config, make_env
 from rearrange.train_skill import main
 
 STOP = 2  # nav: [linear, angular, stop]
-
-
-@pytest.fixture(scope="module")
-def nav_env():
-    cfg = default_task_config("nav", obs_preset="depth", depth_size=32, num_episodes=4)
-    env = make_env("nav", cfg, "val", 1)
-    yield env
-    env.close()
-
-
-def _goal_error(env) -> tuple[float, float]:
-    base = env.unwrapped
-    x, y, yaw = (float(v) for v in base.sim.base_pose())
-    gx, gy, gyaw = (float(v) for v in base.target.nav_goal)
-    return math.hypot(gx - x, gy - y), abs(wrap_angle(gyaw - yaw))
 
 
 def _drive(wrapped, obs, steps: int, stray: np.ndarray | None = None):
@@ -57,7 +38,7 @@ def test_the_oracles_labels_drive_to_the_goal_and_stop_within_its_tolerance(nav_
     assert obs[TEACHER_KEY].shape == (3,) and obs[TEACHER_KEY][STOP] == -1.0
     obs, _, ended = _drive(wrapped, obs, 400)
     assert not ended and obs[TEACHER_KEY][STOP] == 1.0  # the label says stop ...
-    dist, yaw_err = _goal_error(nav_env)  # ... only at the goal pose, within the tolerance
+    dist, yaw_err = goal_error(nav_env)  # ... only at the goal pose, within the tolerance
     assert dist < OracleTeacher.NAV_POS_TOL + 0.05 and yaw_err < OracleTeacher.NAV_YAW_TOL
     _, _, terminated, _, info = wrapped.step(obs[TEACHER_KEY])
     assert terminated and info["success"]
@@ -69,13 +50,13 @@ def test_after_the_student_strays_the_oracle_brings_it_back(nav_env):
     wrapped = TeacherLabelWrapper(nav_env, resolve_teacher("nav", False, "oracle").build())
     obs, _ = wrapped.reset(options={"episode_index": 2})
     obs, _, _ = _drive(wrapped, obs, 10)
-    before = _goal_error(nav_env)[0]
+    before = goal_error(nav_env)[0]
     obs, _, ended = _drive(wrapped, obs, 40, stray=np.float32([-0.6, 0.8, -1.0]))
     assert not ended and obs[TEACHER_KEY][STOP] == -1.0
-    assert _goal_error(nav_env)[0] != pytest.approx(before, abs=0.05)  # it did stray
+    assert goal_error(nav_env)[0] != pytest.approx(before, abs=0.05)  # it did stray
     obs, _, ended = _drive(wrapped, obs, 340)
     assert not ended and obs[TEACHER_KEY][STOP] == 1.0
-    assert _goal_error(nav_env)[0] < OracleTeacher.NAV_POS_TOL + 0.05
+    assert goal_error(nav_env)[0] < OracleTeacher.NAV_POS_TOL + 0.05
 
 
 def test_a_skill_without_an_oracle_is_one_line(monkeypatch):

@@ -24,6 +24,7 @@ def test_outcome_videos_replay_the_first_success_and_failure(tmp_path):
     assert hab_learned.main(argv) == 0
     result = json.loads((out / "results_prepare_groceries_oracle.json").read_text())
     outcomes = {e["success"] for e in result["episodes"]}
+    assert result["config"]["wall_time_s"] > 0  # the configuration's own wall time
     table = (out / "table.md").read_text()
     assert other.exists()  # another scenario's film stays
     for outcome, flag in (("success", True), ("failure", False)):
