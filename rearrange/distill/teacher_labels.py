@@ -81,10 +81,14 @@ class TeacherSpec:
 
     @property
     def name(self) -> str:
+        square = (
+            "" if self.oracle_yaw_tol is None else f" (stop within {self.oracle_yaw_tol:g} deg)"
+        )
         if self.oracle:
-            return f"the scripted {self.skill} oracle"
+            return f"the scripted {self.skill} oracle{square}"
         if self.oracle_near > 0:
-            return f"{self.path}, the scripted oracle within {self.oracle_near:g} m of the goal"
+            near = f"the scripted oracle within {self.oracle_near:g} m of the goal{square}"
+            return f"{self.path}, {near}"
         return self.path or "scripted reach teacher"
 
     @property

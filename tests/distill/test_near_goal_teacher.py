@@ -1,6 +1,9 @@
 """`distill.oracle_near=R` (nav): the teacher checkpoint labels beyond R metres of the goal
 point, the scripted oracle within (`NearGoalTeacher`), each acting on every step; the run
-records R and `--resume` keeps it."""
+records R (and `distill.oracle_yaw_tol`, the oracle's heading tolerance) and `--resume` keeps
+them."""
+
+import math
 
 import numpy as np
 import pytest
@@ -70,11 +73,37 @@ def test_a_negative_radius_is_one_line(capsys):
 def test_a_run_records_the_radius_and_resumes_with_it(tmp_path, caplog):
     argv = ["nav", "--algo", "distill", "--serial", "--run-name", "n", f"runs_root={tmp_path}",
             *TINY_STUDENT, *TINY_DAGGER, "run.log_every_steps=32"]  # fmt: skip
-    assert main([*argv, "distill.oracle_near=1.0", "run.total_steps=32"]) == 0
+    first = ["distill.oracle_near=1.0", "distill.oracle_yaw_tol=4", "run.total_steps=32"]
+    assert main([*argv, *first]) == 0
     latest = tmp_path / "nav" / "n" / "checkpoints" / "latest.pt"
-    assert SkillCheckpoint.load(latest).training.learner["oracle_near"] == 1.0
+    learner = SkillCheckpoint.load(latest).training.learner
+    assert learner["oracle_near"] == 1.0 and learner["oracle_yaw_tol"] == 4.0
     with caplog.at_level("INFO"):
         assert main([*argv, "--resume", "run.total_steps=64"]) == 0  # no distill.oracle_near
     assert "resuming with the oracle within 1 m of the goal" in caplog.text
     resumed = SkillCheckpoint.load(latest)
     assert resumed.num_steps == 64 and resumed.training.learner["oracle_near"] == 1.0
+    assert resumed.training.learner["oracle_yaw_tol"] == 4.0
+
+
+def _stop_heading_error(env, spec, episode: int) -> float:
+    """Follow the labels until the episode ends; the heading error where it stopped."""
+    wrapped = TeacherLabelWrapper(env, spec.build())
+    obs, _ = wrapped.reset(options={"episode_index": episode})
+    for _ in range(400):
+        obs, _, terminated, truncated, info = wrapped.step(obs[TEACHER_KEY])
+        if terminated or truncated:
+            assert terminated and info["success"]
+            return goal_error(env)[1]
+    raise AssertionError("the labels never stopped the episode")
+
+
+def test_oracle_yaw_tol_sets_how_square_the_stop_label_comes(nav_env):
+    loose = resolve_teacher("nav", False, None, oracle_near=RADIUS)
+    tight = resolve_teacher("nav", False, None, oracle_near=RADIUS, oracle_yaw_tol=3.0)
+    assert OracleTeacher.yaw_tol(loose) == pytest.approx(math.radians(10.0))
+    assert _stop_heading_error(nav_env, tight, 0) < math.radians(3.0)
+    # episode 0 under the default: the label says stop between 3 and 10 degrees off
+    assert math.radians(3.0) < _stop_heading_error(nav_env, loose, 0) < math.radians(10.0)
+    with pytest.raises(TeacherError, match=r"^distill.oracle_yaw_tol=0: give degrees in"):
+        resolve_teacher("nav", False, None, oracle_near=RADIUS, oracle_yaw_tol=0)
