@@ -220,11 +220,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{scenario} {name}: {res}", flush=True)
                 report.append(f"- {scenario} {name}: {res}")
                 continue
+            res.config["wall_time_s"] = round(time.time() - t0, 1)  # this configuration's
             write_json(res, out / f"results_{scenario}_{name}.json")
             results[name] = res
             print(f"{scenario} {name}: full task "
                   f"{format_rate(res.full_successes, len(res.episodes))} "
-                  f"({time.time() - t0:.0f} s)", flush=True)  # fmt: skip
+                  f"({res.config['wall_time_s']:.0f} s)", flush=True)  # fmt: skip
             if args.outcome_videos:
                 films += outcome_videos(scenario, name, args, res)
         if results:
