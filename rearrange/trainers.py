@@ -214,6 +214,8 @@ def _describe_distill(cfg: TrainConfig) -> str:
     teacher = cfg.distill.teacher or (
         "scripted" if cfg.skill == "synthetic" else "the shipped checkpoint"
     )
+    if cfg.distill.oracle_near > 0:
+        teacher += f", the oracle within {cfg.distill.oracle_near:g} m of the goal"
     return f"DAgger distillation (teacher: {teacher}; {cfg.run.num_envs} envs, lock-step)"
 
 

@@ -73,6 +73,15 @@ def test_banner_names_the_base_variant(tmp_path, skill, extra, variant):
     assert f"skill:        {skill} ({variant})" in text
 
 
+def test_banner_names_the_oracle_near_the_goal(tmp_path):
+    cfg = compose_train_config("nav", ["+algo=distill", "distill.oracle_near=1.0"])
+    line = start_banner(cfg, tmp_path / "nav" / "r1", 0, cuda=False)[0]
+    assert line.startswith(
+        "trainer:      DAgger distillation (teacher: the shipped checkpoint, the oracle within "
+        "1 m of the goal; "
+    )
+
+
 def test_banner_says_when_no_speed_is_recorded(tmp_path):
     cfg = compose_train_config("synthetic", ["+algo=pql", *TINY, "total_steps=100"])
     eta = start_banner(cfg, tmp_path, 0, cuda=False)[-1]
