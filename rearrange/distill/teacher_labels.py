@@ -249,12 +249,13 @@ class NearGoalTeacher:
         self.near.reset()
 
     def act(self, env: gym.Env, obs: dict, executed: np.ndarray | None) -> np.ndarray:
+        from rearrange.tasks.nav import goal_pose_error
+
         far = self.far.act(env, obs, executed)
         near = self.near.act(env, obs, executed)
         base = env.unwrapped
-        x, y = (float(v) for v in base.sim.base_pose()[:2])
-        gx, gy = (float(v) for v in base.target.nav_goal[:2])
-        return near if math.hypot(gx - x, gy - y) <= self.radius else far
+        dist, _ = goal_pose_error(base.sim, base.target.nav_goal)
+        return near if dist <= self.radius else far
 
 
 class TeacherLabelWrapper(gym.Wrapper):

@@ -35,7 +35,7 @@ from rearrange.skills import Skill
 from rearrange.skills.reset_arm import RESET_ARM_LAYOUT_SKILL, RESET_ARM_STEPS, ResetArm
 from rearrange.tasks import HabEnv
 from rearrange.tasks.grip_rules import GripTracker
-from rearrange.tasks.nav import heading_error
+from rearrange.tasks.nav import goal_pose_error
 from rearrange.tasks.stop_rule import hab_stop_mask_dist, mask_nav_stop, nav_goal_distance
 
 FLOOR_Z = 0.2  # m: an object centre below this has fallen off its receptacle
@@ -224,11 +224,10 @@ class TPSRLExecutor:
     def _nav_end(self, goal: tuple[float, float, float]) -> dict:
         """Where a nav leg left the base: Euclidean distance (m) to its goal pose and heading
         error (degrees), what the next manipulation skill starts from."""
-        sim = self.env.sim
-        x, y, _ = (float(v) for v in sim.base_pose())
+        dist, heading = goal_pose_error(self.env.sim, goal)
         return {
-            "end_dist_m": round(math.hypot(goal[0] - x, goal[1] - y), 3),
-            "end_heading_deg": round(math.degrees(heading_error(sim, goal[2])), 1),
+            "end_dist_m": round(dist, 3),
+            "end_heading_deg": round(math.degrees(heading), 1),
         }
 
     def _max_steps(self) -> int:

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rearrange.sim.geometry import wrap_angle
 from rearrange.skills.base import Skill
 from rearrange.tasks.force_limit import EXCESSIVE_FORCE
+from rearrange.tasks.nav import goal_pose_error
 
 # Reward terms that end an episode without success, reported as the failure cause.
 FAILURE_TERMS = ("drop", "wrong_pick", "wrong_grasp")
@@ -91,6 +91,5 @@ def end_goal_error(target, sim) -> tuple[float | None, float | None]:
     goal = getattr(target, "nav_goal", None)
     if goal is None:
         return None, None
-    x, y, yaw = (float(v) for v in sim.base_pose())
-    gx, gy, gyaw = (float(v) for v in goal)
-    return math.hypot(gx - x, gy - y), math.degrees(abs(wrap_angle(gyaw - yaw)))
+    dist, heading = goal_pose_error(sim, goal)
+    return dist, math.degrees(heading)

@@ -39,6 +39,13 @@ def heading_error(sim, goal_yaw: float) -> float:
     return abs(wrap_angle(float(goal_yaw) - float(sim.base_pose()[2])))
 
 
+def goal_pose_error(sim, goal) -> tuple[float, float]:
+    """(m, rad): the base's Euclidean distance to the goal point of `goal` (x, y, yaw) and
+    its heading error, |wrapped goal yaw - base yaw|."""
+    x, y, _ = (float(v) for v in sim.base_pose())
+    return math.hypot(float(goal[0]) - x, float(goal[1]) - y), heading_error(sim, goal[2])
+
+
 class NavEnv(SkillEnv):
     def _reset_task(self) -> None:
         goal = self.target.nav_goal

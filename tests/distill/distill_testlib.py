@@ -63,11 +63,7 @@ def tb_scalars(run_dir: Path, tag: str) -> list[tuple[int, float]]:
 
 def goal_error(env) -> tuple[float, float]:
     """(m, rad) from the nav env's base to its goal pose."""
-    import math
-
-    from rearrange.sim.geometry import wrap_angle
+    from rearrange.tasks.nav import goal_pose_error
 
     base = env.unwrapped
-    x, y, yaw = (float(v) for v in base.sim.base_pose())
-    gx, gy, gyaw = (float(v) for v in base.target.nav_goal)
-    return math.hypot(gx - x, gy - y), abs(wrap_angle(gyaw - yaw))
+    return goal_pose_error(base.sim, base.target.nav_goal)
