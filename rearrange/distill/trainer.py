@@ -198,13 +198,13 @@ class DistillTrainer:
         records (the default would be the shipped one, perhaps not what it trained with),
         without distill.oracle_near (0, the default) the radius it records, and without
         distill.oracle_yaw_tol (None) the heading tolerance it records."""
-        teacher = self._teacher_file_of_run()
         path = find_latest(self.session.checkpoint_dir) if self.setup.resume else None
         if path is None:
-            return teacher
+            return self.teacher
         given = self.setup.config_dict.get("distill", {})
         training = SkillCheckpoint.load(path).training
         learner = training.learner if training else {}
+        teacher = self._recorded_teacher(path, learner.get("teacher"), given.get("teacher"))
         near = float(learner.get("oracle_near", 0.0))
         if not given.get("oracle_near") and near != teacher.oracle_near and not teacher.oracle:
             log.info("resuming with the oracle within %g m of the goal, as the run recorded", near)
@@ -215,18 +215,16 @@ class DistillTrainer:
             teacher = dataclasses.replace(teacher, oracle_yaw_tol=float(yaw))
         return teacher
 
-    def _teacher_file_of_run(self) -> TeacherSpec:
-        path = find_latest(self.session.checkpoint_dir) if self.setup.resume else None
-        given = self.setup.config_dict.get("distill", {}).get("teacher")
-        if path is None or given is not None or self.teacher.record is None:
+    def _recorded_teacher(self, path: Path, recorded: str | None, given: str | None) -> TeacherSpec:
+        """The teacher the run at `path` recorded, unless --teacher was given (or none fits)."""
+        if given is not None or self.teacher.record is None:
             return self.teacher
-        training = SkillCheckpoint.load(path).training
-        recorded = (training.learner if training else {}).get("teacher")
         if not recorded or recorded == self.teacher.record:
             return self.teacher
         if recorded == ORACLE:
             log.info("resuming with the run's teacher, the scripted oracle")
-            return oracle_teacher(self.teacher.skill, self.teacher.base_movement)
+            spec = oracle_teacher(self.teacher.skill, self.teacher.base_movement)
+            return dataclasses.replace(spec, oracle_yaw_tol=self.teacher.oracle_yaw_tol)
         try:
             ckpt = check_teacher(Path(recorded), self.teacher.skill, self.teacher.base_movement)
         except TeacherError as exc:

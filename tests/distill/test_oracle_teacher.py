@@ -77,6 +77,10 @@ def test_a_run_records_the_oracle_and_resumes_with_it(tmp_path, capsys):
     assert main([*argv, "--resume", "run.total_steps=64"]) == 0  # no --teacher: the run's
     resumed = SkillCheckpoint.load(latest)
     assert resumed.num_steps == 64 and resumed.training.learner["teacher"] == "oracle"
+    # a heading tolerance given on resume applies to the recorded oracle
+    assert main([*argv, "--resume", "distill.oracle_yaw_tol=4", "run.total_steps=96"]) == 0
+    learner = SkillCheckpoint.load(latest).training.learner
+    assert learner["teacher"] == "oracle" and learner["oracle_yaw_tol"] == 4.0
 
 
 def test_a_student_standing_still_gets_the_same_label_every_step(nav_env):
