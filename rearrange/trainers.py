@@ -166,7 +166,7 @@ def _teacher(cfg: TrainConfig):
         cfg.task.base_movement,
         cfg.distill.teacher,
         cfg.synthetic.move_scale,
-        cfg.distill.oracle_near,
+        cfg.distill.oracle_near or 0.0,
         cfg.distill.oracle_yaw_tol,
     )
 
@@ -214,7 +214,7 @@ def _describe_distill(cfg: TrainConfig) -> str:
     teacher = cfg.distill.teacher or (
         "scripted" if cfg.skill == "synthetic" else "the shipped checkpoint"
     )
-    if cfg.distill.oracle_near > 0:
+    if (cfg.distill.oracle_near or 0.0) > 0:
         teacher += f", the oracle within {cfg.distill.oracle_near:g} m of the goal"
     return f"DAgger distillation (teacher: {teacher}; {cfg.run.num_envs} envs, lock-step)"
 

@@ -30,10 +30,11 @@ class DistillConfig:
     scripted oracle (privileged: nav follows the NavMap's shortest path); None: the shipped
     checkpoint of the skill and base movement (`--teacher` sets it). The synthetic env's
     teacher is scripted (none may be given)."""
-    oracle_near: float = 0.0
+    oracle_near: float | None = None
     """m (nav): within this distance of the goal point the skill's scripted oracle labels the
     states instead of the teacher checkpoint (`teacher_labels.NearGoalTeacher`: the oracle's
-    exact stop at the goal pose, the learned teacher's driving elsewhere); 0: off."""
+    exact stop at the goal pose, the learned teacher's driving elsewhere); 0: off; None (not
+    given): off, or on --resume the radius the run recorded (so `=0` turns it off there)."""
     oracle_yaw_tol: float | None = None
     """degrees (nav, with --teacher oracle or distill.oracle_near): the oracle's stop label
     comes within this of the goal heading; None: 10 (`OracleTeacher.NAV_YAW_TOL`)."""
@@ -102,7 +103,7 @@ class DistillConfig:
     def validate(self) -> None:
         """Raise ValueError naming the first bad field."""
         _require(
-            self.oracle_near >= 0.0,
+            self.oracle_near is None or self.oracle_near >= 0.0,
             f"DistillConfig.oracle_near must be >= 0 (metres; 0: off), got {self.oracle_near}",
         )
         for name in ("beta_start", "beta_end"):

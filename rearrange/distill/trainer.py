@@ -196,7 +196,7 @@ class DistillTrainer:
     def _teacher_of_run(self) -> TeacherSpec:
         """The teacher: a run resumed without distill.teacher keeps the one its checkpoint
         records (the default would be the shipped one, perhaps not what it trained with),
-        without distill.oracle_near (0, the default) the radius it records, and without
+        without distill.oracle_near (None, the default) the radius it records, and without
         distill.oracle_yaw_tol (None) the heading tolerance it records."""
         path = find_latest(self.session.checkpoint_dir) if self.setup.resume else None
         if path is None:
@@ -206,7 +206,7 @@ class DistillTrainer:
         learner = training.learner if training else {}
         teacher = self._recorded_teacher(path, learner.get("teacher"), given.get("teacher"))
         near = float(learner.get("oracle_near", 0.0))
-        if not given.get("oracle_near") and near != teacher.oracle_near and not teacher.oracle:
+        if given.get("oracle_near") is None and near != teacher.oracle_near and not teacher.oracle:
             log.info("resuming with the oracle within %g m of the goal, as the run recorded", near)
             teacher = dataclasses.replace(teacher, oracle_near=near)
         yaw = learner.get("oracle_yaw_tol")

@@ -84,6 +84,9 @@ def test_a_run_records_the_radius_and_resumes_with_it(tmp_path, caplog):
     resumed = SkillCheckpoint.load(latest)
     assert resumed.num_steps == 64 and resumed.training.learner["oracle_near"] == 1.0
     assert resumed.training.learner["oracle_yaw_tol"] == 4.0
+    # An explicit 0 on resume turns the oracle off (the default, not given, keeps it).
+    assert main([*argv, "--resume", "run.total_steps=96", "distill.oracle_near=0"]) == 0
+    assert SkillCheckpoint.load(latest).training.learner["oracle_near"] == 0.0
 
 
 def _stop_heading_error(env, spec, episode: int) -> float:
