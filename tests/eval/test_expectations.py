@@ -48,6 +48,12 @@ def test_nonav_learned_report_says_what_to_expect():
     assert 'see README, "Known weak configurations"' in text
 
 
+def test_every_skill_on_depth_says_what_the_shipped_files_measured(tmp_path):
+    text = _report("--policy", "depth")
+    assert "note: every skill on depth: expected ~18 % full task on tidy_house" in text
+    assert "note:" not in _report("--policy", "depth", "--checkpoints", str(tmp_path))
+
+
 def test_no_note_for_the_default_configuration_or_own_checkpoints(tmp_path):
     assert "note:" not in _report()
     assert "note:" not in _report("--oracle", "nav")
