@@ -82,6 +82,7 @@ def config_args(scenario: str, name: str, args: argparse.Namespace, **over) -> E
         video_dir=str(Path(args.video_dir) / name),  # one folder per configuration
         seed=args.seed,
         stop_mask_dist=args.stop_mask_dist,
+        stochastic=list(args.stochastic) if spec["skills"] == "learned" else [],
         progress=False,
     )
     return EvalArgs(**{**fields, **over})
@@ -175,6 +176,13 @@ def main(argv: list[str] | None = None) -> int:
         nargs="*",
         default=[],
         help="skills run scripted in learned configs that name none themselves",
+    )
+    p.add_argument(
+        "--stochastic",
+        nargs="*",
+        default=[],
+        metavar="SKILL",
+        help="learned skills that sample their actions (`all`: every one; default: the mean)",
     )
     weights = p.add_mutually_exclusive_group()
     weights.add_argument(

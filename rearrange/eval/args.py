@@ -14,6 +14,9 @@ class EvalArgs:
     skills: str = "learned"
     policy: str = "state"  # learned skills' observations: "state" or "depth" (the paper's)
     oracle: list[str] = field(default_factory=list)
+    # learned skills that sample their actions (["all"]: every learned one); the rest act
+    # with the mean. Each episode's samples come from (seed, episode, skill): runner.evaluate
+    stochastic: list[str] = field(default_factory=list)
     checkpoints: str | None = None  # None: the shipped checkpoints
     newest_run: bool = False  # each skill's newest train_skill run under runs/, if it has one
     episodes: int = 50

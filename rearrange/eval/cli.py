@@ -55,6 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SKILL[,SKILL]",
         help="with learned skills: run these skills scripted instead, e.g. --oracle nav",
     )
+    p.add_argument(
+        "--stochastic",
+        nargs="?",
+        const="all",
+        default="",
+        metavar="SKILL[,SKILL]",
+        help="learned skills sample their actions (alone: all of them; default: the mean), "
+        "e.g. --stochastic nav; the samples repeat from --seed",
+    )
     weights = p.add_mutually_exclusive_group()
     weights.add_argument(
         "--checkpoints",
@@ -117,6 +126,7 @@ def parse_args(argv: list[str] | None = None) -> EvalArgs:
         skills=ns.skills,
         policy=ns.policy,
         oracle=[n for n in ns.oracle.split(",") if n],
+        stochastic=[n for n in ns.stochastic.split(",") if n],
         checkpoints=ns.checkpoints,
         newest_run=ns.newest_run,
         episodes=ns.episodes,
@@ -167,6 +177,18 @@ def _validate(args: EvalArgs) -> None:
     bad = [n for n in args.oracle if n not in SKILL_NAMES]
     if bad:
         raise UsageError(f"--oracle {bad[0]!r}: use skill names from {', '.join(SKILL_NAMES)}")
+    bad = [n for n in args.stochastic if n not in SKILL_NAMES and n != "all"]
+    if bad:
+        raise UsageError(
+            f"--stochastic {bad[0]!r}: use skill names from {', '.join(SKILL_NAMES)}, or no value for all"
+        )
+    if args.stochastic and args.skills == "oracle":
+        raise UsageError(
+            "--stochastic samples learned policies' actions: drop it with --skills oracle"
+        )
+    both = [n for n in args.stochastic if n in args.oracle]
+    if both:
+        raise UsageError(f"--stochastic {both[0]}: it runs scripted (--oracle {both[0]}); name one")
     if args.split not in SPLITS:
         raise UsageError(f"--split {args.split!r}: use one of {', '.join(SPLITS)}")
     for name, value in (

@@ -59,8 +59,10 @@ def config_name(config: dict) -> str:
     """The benchmarks.hab_learned configuration an evaluation's config (EvalResult.config)
     ran: learned, learned_oracle_nav, learned_nonav, learned_bm, learned_depth,
     learned_bm_depth, oracle, oracle_nonav; "" for any other mix (e.g. NoNav with some skills
-    scripted)."""
+    scripted, or skills sampling their actions: the figures are of the mean action)."""
     no_nav, moving = bool(config.get("no_nav")), bool(config.get("base_movement"))
+    if config.get("stochastic"):
+        return ""
     if config.get("skills") == "oracle":
         return "" if moving and not no_nav else "oracle_nonav" if no_nav else "oracle"
     oracle = list(config.get("oracle") or [])

@@ -64,6 +64,10 @@ class SkillEvalArgs:
             raise UsageError(f"{self.skill} always moves the base: drop --base-movement")
         if self.checkpoints is not None and self.newest_run:
             raise UsageError("--checkpoints and --newest-run exclude each other: pass one")
+        if self.stochastic and self.skills == "oracle":
+            raise UsageError(
+                "--stochastic samples a learned policy's actions: drop it with --skills oracle"
+            )
 
     @classmethod
     def for_checkpoint(cls, path, trained, episodes: int, seed: int) -> SkillEvalArgs:
@@ -267,6 +271,7 @@ def evaluate_skill(args: SkillEvalArgs) -> SkillEvalResult:
 
 def _evaluate(args: SkillEvalArgs) -> SkillEvalResult:
     from rearrange.eval.video import VideoRecorder
+    from rearrange.skills.learned import sampling_seed
     from rearrange.skills.rollout import run_skill_episode
     from rearrange.tasks import default_task_config, make_env
 
@@ -293,6 +298,8 @@ def _evaluate(args: SkillEvalArgs) -> SkillEvalResult:
             if i < args.videos:
                 name = f"{args.skill}{'_bm' if args.base_movement else ''}_{args.skills}_{i}.mp4"
                 recorder = VideoRecorder(Path(args.video_dir) / name)
+            if args.stochastic:  # each episode's samples from its own seed
+                skill.seed_sampling(sampling_seed(args.seed, i, args.skill))
             result = run_skill_episode(env, skill, i, recorder.add if recorder else None)
             if recorder is not None:
                 path = recorder.close()

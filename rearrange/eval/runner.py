@@ -73,12 +73,30 @@ def load_skills(args: EvalArgs, names: list[str]) -> dict[str, Skill]:
             f"rearrange.train_skill {first} --profile cpu` or drop --newest-run for the "
             "shipped checkpoints"
         )
+    sampled = sampled_skills(args, learned)
     for n in learned:
-        print(f"skill {n}: {describe_checkpoint(paths[n])}", flush=True)
-        skills[n] = LearnedSkill(paths[n], device=args.device, skill_name=n)
+        how = ", sampled actions" if n in sampled else ""
+        print(f"skill {n}: {describe_checkpoint(paths[n])}{how}", flush=True)
+        skills[n] = LearnedSkill(
+            paths[n], device=args.device, skill_name=n, deterministic=n not in sampled
+        )
         if args.policy == "depth":
             require_depth_policy(skills[n], paths[n])
     return skills
+
+
+def sampled_skills(args: EvalArgs, learned: list[str]) -> set[str]:
+    """The learned skills that sample their actions (--stochastic); SkillError for a named
+    skill the plans do not run as a learned skill (it would change nothing, silently)."""
+    if "all" in args.stochastic:
+        return set(learned)
+    idle = [n for n in args.stochastic if n not in learned]
+    if idle:
+        raise SkillError(
+            f"--stochastic {idle[0]}: these plans run no learned {idle[0]} (they run "
+            f"{', '.join(learned)} learned)"
+        )
+    return set(args.stochastic)
 
 
 def _check_checkpoints_arg(args: EvalArgs, learned: list[str]) -> None:
@@ -220,6 +238,7 @@ def evaluate(args: EvalArgs) -> EvalResult:
     try:
         for k, (ep, plan) in enumerate(zip(episodes, plans)):
             env.reset(options={"episode": ep})
+            seed_episode_samples(skills, args.seed, k)
             records.append(_run_one(executor, plan, args, ep, record_video=k < args.videos))
             bar.update(1)
             bar.set_postfix(success=f"{sum(r.success for r in records)}/{len(records)}")
@@ -233,6 +252,15 @@ def evaluate(args: EvalArgs) -> EvalResult:
         episodes=records,
         config=_config_dict(args),
     )
+
+
+def seed_episode_samples(skills: dict[str, Skill], seed: int, episode: int) -> None:
+    """Seed each sampling skill's draws for this episode (`learned.sampling_seed`)."""
+    from rearrange.skills.learned import sampling_seed
+
+    for name, skill in skills.items():
+        if getattr(skill, "deterministic", True) is False:
+            skill.seed_sampling(sampling_seed(seed, episode, name))
 
 
 def _run_one(executor, plan, args: EvalArgs, ep, record_video: bool) -> EpisodeRecord:
@@ -261,6 +289,8 @@ def label(args: EvalArgs) -> str:
         name += " +base-moving skills"
     oracle = args.oracle
     kind = "learned depth" if args.policy == "depth" else "learned"
+    if args.stochastic:
+        kind += f", sampled {'+'.join(args.stochastic)}"
     if args.skills == "learned" and oracle:
         return f"{name} ({kind}, oracle {'+'.join(oracle)})"
     return f"{name} ({kind if args.skills == 'learned' else args.skills})"
@@ -274,6 +304,7 @@ def _config_dict(args: EvalArgs) -> dict:
         "skills",
         "policy",
         "oracle",
+        "stochastic",
         "checkpoints",
         "newest_run",
         "episodes",

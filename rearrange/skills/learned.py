@@ -71,6 +71,14 @@ def _policy_from(ckpt: SkillCheckpoint) -> Any:
     return policy
 
 
+def sampling_seed(eval_seed: int, episode: int, skill_name: str = "") -> int:
+    """The seed of one episode's sampled actions for one skill (`LearnedSkill.seed_sampling`):
+    from the evaluation's seed, the episode's index and the skill's name, so an episode draws
+    the same actions whatever ran before it and whichever other skills sample."""
+    salt = sum(ord(c) << (8 * (i % 4)) for i, c in enumerate(skill_name))
+    return int(np.random.SeedSequence([int(eval_seed), int(episode), salt]).generate_state(1)[0])
+
+
 class LearnedSkill:
     """Skill protocol around a trained policy checkpoint."""
 
@@ -92,6 +100,11 @@ class LearnedSkill:
                 f"pass a checkpoint of {skill_name} or drop --checkpoints for the shipped one"
             )
         self.name = check_skill_name(ckpt.skill)
+        if not deterministic and ckpt.model.policy == "pql_actor":
+            raise SkillError(
+                f"sampled actions: {path} is a PQL actor (one deterministic action per state, "
+                f"no action distribution to sample); evaluate {self.name} with its mean action"
+            )
         self.task = self.name
         self.device = device
         self.deterministic = deterministic
@@ -108,7 +121,18 @@ class LearnedSkill:
         # nav: the radius (m) its training counted success within (the HAB stop-mask's base)
         self.success_radius = ckpt.success_radius if self.name == "nav" else None
         self.target = SkillTarget()
+        self._noise = None  # torch.Generator of the sampled actions (seed_sampling)
         self._reset_state()
+
+    def seed_sampling(self, seed: int) -> None:
+        """Draw the sampled actions (deterministic=False) from a generator seeded here, so a
+        stochastic evaluation repeats from its seed; an evaluation seeds each episode itself
+        (`eval.runner`, `eval.one_skill`), so an episode's draws do not depend on the ones
+        before it. Unseeded, the samples come from torch's global generator."""
+        import torch
+
+        self._noise = torch.Generator(device=self.device)
+        self._noise.manual_seed(int(seed))
 
     def _reset_state(self) -> None:
         import torch
@@ -138,6 +162,9 @@ class LearnedSkill:
     def act(self, obs: dict, sim: Any) -> np.ndarray:
         import torch
 
+        noise = None
+        if not self.deterministic and self._noise is not None:
+            noise = torch.randn(self._prev_action.shape, generator=self._noise, device=self.device)
         with torch.no_grad():
             _, action, _, self._hidden = self.policy.act(
                 self._obs_tensors(obs),
@@ -145,6 +172,7 @@ class LearnedSkill:
                 self._prev_action,
                 self._not_done,
                 deterministic=self.deterministic,
+                **({} if noise is None else {"noise": noise}),
             )
         self._prev_action = action
         self._not_done = torch.ones(1, dtype=torch.bool, device=self.device)

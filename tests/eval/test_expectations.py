@@ -31,6 +31,8 @@ def _config(*argv: str) -> dict:
         (["--policy", "depth"], "learned_depth"),
         (["--policy", "depth", "--base-movement"], "learned_bm_depth"),
         (["--policy", "depth", "--oracle", "nav"], ""),
+        (["--policy", "depth", "--stochastic", "nav"], ""),
+        (["--stochastic"], ""),
     ],
 )
 def test_config_names_follow_hab_learned(argv, name):
