@@ -407,3 +407,25 @@ def test_drawer_pick_reach_puts_the_shoulder_within_its_band():
         assert 0.85 - 1e-6 <= share <= 1.0 + 1e-6
         reach = shoulder_reach(ep.robot_start, obj.pos[:2], cfg.shoulder_x)
         assert 0.35 - 1e-3 <= reach <= 0.6 + 1e-3, ep.episode_id
+
+
+def test_pick_far_prob_stands_the_pick_back_up_to_the_far_reach():
+    from rearrange.sim.episodes import EpisodeGenConfig
+    from rearrange.sim.placement import shoulder_reach
+
+    def reaches(cfg, n=8):
+        eps = generate_episodes("pick", "val", n, 3, layout_fn=fixture_layout, config=cfg)
+        out = []
+        for ep in eps:
+            obj = ep.objects[ep.targets[0].obj_index]
+            out.append((ep, shoulder_reach(ep.robot_start, obj.pos[:2], cfg.shoulder_x)))
+        return out
+
+    base = EpisodeGenConfig(fridge_pick_prob=0.0)
+    near = reaches(base)
+    assert all(base.reach_min - 1e-3 <= r <= base.reach_max + 1e-3 for _, r in near)
+    far_cfg = EpisodeGenConfig(fridge_pick_prob=0.0, pick_far_prob=1.0)
+    far = reaches(far_cfg)
+    # every start stands back in the far band, unless no cell there fits (then the usual band)
+    in_band = [base.reach_max - 1e-3 <= r <= base.place_far_reach + 1e-3 for _, r in far]
+    assert sum(in_band) >= 6 and all(r <= base.place_far_reach + 1e-3 for _, r in far)

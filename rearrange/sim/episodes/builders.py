@@ -91,13 +91,27 @@ def _build_pick(sc: SceneDraw, task: str) -> tuple:
             extras["arm_start"], sc.arm_discs = arm_start(sc.rng, sc.cfg)
             where, approach = obj_xy, sc.front_yaw(src.furniture)
             band = sc.cfg.drawer_pick_reach if in_drawer else None
-            start = sc.spawn_close(where, approach, band=band)
+            start = _pick_start(sc, where, approach, band, far_ok=not (in_drawer or in_fridge))
         extras["robot_start_far"] = list(sc.spawn_near(where, approach))
     else:  # nav: end where a pick of the target would start (facing it, within reach)
         goal = sc.spawn_close(obj_xy, sc.front_yaw(src.furniture), yaw_noise=0.0)
         start = _nav_start(sc, goal, idx)
         extras["nav_goal"] = list(goal)
     return start, [target], extras
+
+
+def _pick_start(sc: SceneDraw, where, approach: float, band, far_ok: bool):
+    """A pick's close spawn; with `pick_far_prob` (open receptacles only) one standing back,
+    the target reach_max..place_far_reach from the shoulder, where the HAB executor's relaxed
+    stand poses leave an object deep on a table (`stand_poses.FAR_REACH`), else (no such
+    cell) the usual band. No draw at 0: episodes as they were."""
+    cfg = sc.cfg
+    if far_ok and cfg.pick_far_prob > 0 and sc.rng.random() < cfg.pick_far_prob:
+        try:
+            return sc.spawn_close(where, approach, band=(cfg.reach_max, cfg.place_far_reach))
+        except NoPlacement:
+            pass
+    return sc.spawn_close(where, approach, band=band)
 
 
 def _pull_out(sc: SceneDraw, idx: int, drawer_rec: Receptacle) -> None:

@@ -63,6 +63,12 @@ class EpisodeGenConfig(PlacementConfig):
     # reach band of every close spawn, reach_min..reach_max, which puts the base 0.68-0.87 m
     # from a drawer's object; HAB's nav leaves it 0.44-0.72 m away)
     drawer_pick_reach: tuple[float, float] | None = None
+    # pick episodes (open receptacles) standing back: the target reach_max..place_far_reach
+    # (0.85-1.0 m) from the shoulder, where the HAB executor's relaxed stand poses leave an
+    # object deep on a table (no close stand reaches it); 0: never, every pick within
+    # reach_max. Why: in tidy_house every such depth pick failed, most frozen with the
+    # gripper on the table short of the object (benchmarks/RESULTS.md, "Far picks")
+    pick_far_prob: float = 0.0
     # place episodes whose goal is on the open fridge's shelf (0: never; a place trained on
     # open receptacles only misses fridge goals in Prepare Groceries)
     fridge_place_prob: float = 0.0
