@@ -6,8 +6,8 @@ checkpoints; the report's note says so, so that a user can tell a known limitati
 broken install. The figures are the full-task success on 50 val episodes (seed 0,
 benchmarks/RESULTS.md, "Physical honesty", the weak configurations of 2026-11-26;
 learned_bm re-measured 2026-11-27 with the pick --base-movement retrained with the clearance scan
-on fridge and drawer picks; learned_depth: "Every skill on depth", 2026-12-01/02, set_table
-2026-12-03); keep this table and the README's in step. Configurations are named as in `benchmarks.hab_learned`.
+on fridge and drawer picks; learned_depth: "Far picks", 2026-12-03, with today's pick_depth.pt);
+keep this table and the README's in step. Configurations are named as in `benchmarks.hab_learned`.
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ EXPECTATIONS = (
     Expectation("learned_bm", "set_table", 34, "learned nav + base-moving manip.", _BM_WHY),
     Expectation("oracle_nonav", "set_table", 10, "NoNav scripted", _ORACLE_NONAV_WHY),
     Expectation("learned_depth", "tidy_house", 18, "every skill on depth", _DEPTH_WHY),
-    Expectation("learned_depth", "prepare_groceries", 16, "every skill on depth", _DEPTH_WHY),
-    Expectation("learned_depth", "set_table", 8, "every skill on depth", _DEPTH_WHY),
+    Expectation("learned_depth", "prepare_groceries", 18, "every skill on depth", _DEPTH_WHY),
+    Expectation("learned_depth", "set_table", 4, "every skill on depth", _DEPTH_WHY),
 )
 
 
