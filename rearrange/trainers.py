@@ -168,6 +168,7 @@ def _teacher(cfg: TrainConfig):
         cfg.synthetic.move_scale,
         cfg.distill.oracle_near or 0.0,
         cfg.distill.oracle_yaw_tol,
+        bool(cfg.distill.unjam),
     )
 
 
@@ -216,6 +217,8 @@ def _describe_distill(cfg: TrainConfig) -> str:
     )
     if (cfg.distill.oracle_near or 0.0) > 0:
         teacher += f", the oracle within {cfg.distill.oracle_near:g} m of the goal"
+    if cfg.distill.unjam:
+        teacher += ", backing away after a jammed step"
     return f"DAgger distillation (teacher: {teacher}; {cfg.run.num_envs} envs, lock-step)"
 
 

@@ -37,7 +37,7 @@ from typing import Any, Protocol
 import gymnasium as gym
 import numpy as np
 
-from rearrange.skill_spec import skill_def
+from rearrange.skill_spec import action_layout, skill_def
 
 TEACHER_KEY = "teacher_action"
 """The observation key holding the teacher's action (never a student input)."""
@@ -78,9 +78,16 @@ class TeacherSpec:
     oracle_yaw_tol: float | None = None
     """degrees: nav's oracle stops within this of the goal heading (`distill.oracle_yaw_tol`);
     None: `OracleTeacher.NAV_YAW_TOL`."""
+    unjam: bool = False
+    """After a step the world jammed, the label backs away instead (`distill.unjam`,
+    `distill/unjam.py`)."""
 
     @property
     def name(self) -> str:
+        jam = ", backing away after a jammed step" if self.unjam else ""
+        return self._name() + jam
+
+    def _name(self) -> str:
         square = (
             "" if self.oracle_yaw_tol is None else f" (stop within {self.oracle_yaw_tol:g} deg)"
         )
@@ -97,6 +104,14 @@ class TeacherSpec:
         return ORACLE if self.oracle else self.path
 
     def build(self) -> Teacher:
+        teacher = self._build()
+        if not self.unjam:
+            return teacher
+        from rearrange.distill.unjam import UnjamTeacher
+
+        return UnjamTeacher(teacher, action_layout(self.skill, self.base_movement))
+
+    def _build(self) -> Teacher:
         if self.oracle:
             return OracleTeacher(self)
         if self.path is None:
@@ -310,12 +325,32 @@ def resolve_teacher(
     move_scale: float = 0.25,
     oracle_near: float = 0.0,
     oracle_yaw_tol: float | None = None,
+    unjam: bool = False,
 ) -> TeacherSpec:
     """The teacher of a run: `teacher` (a checkpoint or a run directory) or the shipped
     checkpoint of (skill, base movement), checked to fit, with the oracle near the goal when
-    `oracle_near` > 0 (nav); TeacherError (one line) if not."""
+    `oracle_near` > 0 (nav) and backing away after jammed steps with `unjam` (a skill that
+    drives); TeacherError (one line) if not."""
     if oracle_near > 0:
         check_oracle_near(skill, base_movement, teacher)
+    if unjam:
+        check_unjam(skill, base_movement)
+    spec = _resolve(skill, base_movement, teacher, move_scale, oracle_near, oracle_yaw_tol)
+    return dataclasses.replace(spec, unjam=unjam)
+
+
+def check_unjam(skill: str, base_movement: bool) -> None:
+    """`distill.unjam` needs a skill whose actions drive the base."""
+    drives = skill != SYNTHETIC and action_layout(skill, base_movement).base is not None
+    if not drives:
+        fix = " (add --base-movement)" if skill != SYNTHETIC else ""
+        raise TeacherError(
+            f"distill.unjam: {skill} does not drive the base{fix}; drop distill.unjam"
+        )
+
+
+def _resolve(skill, base_movement, teacher, move_scale, oracle_near, oracle_yaw_tol):
+    """`resolve_teacher` less the unjam flag."""
     if skill == SYNTHETIC:
         if teacher is not None:
             raise TeacherError(

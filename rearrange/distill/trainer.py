@@ -197,7 +197,8 @@ class DistillTrainer:
         """The teacher: a run resumed without distill.teacher keeps the one its checkpoint
         records (the default would be the shipped one, perhaps not what it trained with),
         without distill.oracle_near (None, the default) the radius it records, and without
-        distill.oracle_yaw_tol (None) the heading tolerance it records."""
+        distill.oracle_yaw_tol (None) the heading tolerance it records, and without
+        distill.unjam (None) whether it backed away after jammed steps."""
         path = find_latest(self.session.checkpoint_dir) if self.setup.resume else None
         if path is None:
             return self.teacher
@@ -209,6 +210,11 @@ class DistillTrainer:
         if given.get("oracle_near") is None and near != teacher.oracle_near and not teacher.oracle:
             log.info("resuming with the oracle within %g m of the goal, as the run recorded", near)
             teacher = dataclasses.replace(teacher, oracle_near=near)
+        unjam = given.get("unjam")
+        if unjam is None and bool(learner.get("unjam")):
+            log.info("resuming with the labels backing away after jammed steps, as recorded")
+        unjam = bool(learner.get("unjam")) if unjam is None else bool(unjam)
+        teacher = dataclasses.replace(teacher, unjam=unjam)
         yaw = learner.get("oracle_yaw_tol")
         if given.get("oracle_yaw_tol") is None and yaw is not None:
             log.info("resuming with the oracle's %g degree heading tolerance, as recorded", yaw)
@@ -249,6 +255,7 @@ class DistillTrainer:
                 "teacher": self.teacher.record,
                 "oracle_near": self.teacher.oracle_near,
                 "oracle_yaw_tol": self.teacher.oracle_yaw_tol,
+                "unjam": self.teacher.unjam,
             },
         )
 
