@@ -8,8 +8,8 @@ episode 0): after a pick the depth nav drove forward-and-left with the held obje
 against a wall for 484 of its 500 steps, and the state nav teacher, fed the same states,
 labelled every one of them with the same full forward-and-left: its 360-degree range scan
 starts at the base, so the arm and the object in front of it are not in what it learned
-from, and DAgger copied the teacher's jam. Half of the depth chain's failed nav legs end
-this way (benchmarks/RESULTS.md, "Nav unjammed").
+from, and DAgger copied the teacher's jam. Nearly half of the depth chain's failed nav legs
+end this way (benchmarks/RESULTS.md, "Nav unjammed").
 
 The rule: when the executed step commanded a base move (|linear| or |angular| at least
 `COMMAND_MIN`) and the world blocked it with the base moved less than `MOVED_XY` metres and
