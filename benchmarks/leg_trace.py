@@ -1,12 +1,13 @@
 """Step-by-step trace of a HAB chain's legs of one skill: the action, the base's move, whether
-the world blocked the step and the robot's static contacts, beside a teacher's action for
-the same state (what DAgger would label it with).
+the world blocked the step or the sim counted a collision, the robot's static contacts, and
+beside them a teacher's action for the same state (what DAgger would label it with).
 
 It runs `rearrange.eval` as given (the first N episodes of a seed) with the executor's plan
 steps wrapped: every step of a leg of `--skill` is recorded, and a leg is printed when it
 fails (`--all`: every leg). With `--teacher CKPT` a state checkpoint of that skill acts on
-every step of the leg on its own observations (its recurrent state following the executed
-actions), and its action is printed beside the skill's. The trace changes nothing in the
+every step of the leg on its own observations, its recurrent state and previous action
+following the executed actions (`LearnedSkill.follow`), as the DAgger teacher's do, and its
+action is printed beside the skill's. The trace changes nothing in the
 episode. Found with it: the depth nav's frozen legs in tidy_house are jams the state teacher
 labels with the same move (benchmarks/RESULTS.md, "Nav unjammed").
 
@@ -38,13 +39,15 @@ class StepLine:
     moved: np.ndarray
     blocked: bool
     contacts: tuple
+    collided: bool = False  # the sim counted a collision (the base's disc against a footprint)
 
     def text(self) -> str:
         t = "" if self.teacher is None else f" teacher={_fmt(self.teacher)}"
         c = ", ".join(f"{link}->{piece}" for link, piece in self.contacts) or "-"
         return (
             f"  {self.step:4d} action={_fmt(self.action)}{t} base={_fmt(self.pose)} "
-            f"moved={_fmt(self.moved, 3)} {'BLOCKED' if self.blocked else 'free'} contacts={c}"
+            f"moved={_fmt(self.moved, 3)} {'BLOCKED' if self.blocked else 'free'}"
+            f"{' collided' if self.collided else ''} contacts={c}"
         )
 
 
@@ -78,6 +81,49 @@ class LegTrace:
             if run == 0 or run % every == 0 or last:
                 out.append(s.text())
         return out
+
+
+DISAGREE = 0.5  # |skill - teacher| on a base component above this: the two disagree
+
+
+def disagreement(trace: LegTrace, base: slice = slice(0, 2)) -> dict[str, float]:
+    """Shares of a leg's steps (traced with a teacher): stopped (blocked or collided),
+    and where the skill's and the teacher's clipped base actions differ by more than
+    `DISAGREE`, on all steps, on the free ones and on the stopped ones (nan if none)."""
+    a = np.clip(np.array([s.action[base] for s in trace.steps]), -1, 1)
+    t = np.clip(np.array([s.teacher[base] for s in trace.steps]), -1, 1)
+    differ = np.abs(a - t).max(axis=1) > DISAGREE
+    stopped = np.array([s.blocked or s.collided for s in trace.steps])
+
+    def share(mask):
+        return float(differ[mask].mean()) if mask.any() else float("nan")
+
+    return {
+        "stopped": float(stopped.mean()),
+        "differ": float(differ.mean()),
+        "differ_free": share(~stopped),
+        "differ_stopped": share(stopped),
+    }
+
+
+def summary(done: list) -> list[str]:
+    """One line per failed leg and one for the legs that held (means), from `install`'s list."""
+    lines = []
+    for trace, run, ok in done:
+        if not ok:
+            d = disagreement(trace)
+            lines.append(
+                f"episode {trace.episode}: {run.steps} steps, stopped {d['stopped']:.2f}, "
+                f"differs from the teacher on {d['differ']:.2f} (free steps {d['differ_free']:.2f}, "
+                f"stopped ones {d['differ_stopped']:.2f})"
+            )
+    held = [disagreement(t) for t, _, ok in done if ok]
+    if held:
+        lines.append(
+            f"{len(held)} legs held: stopped {np.mean([d['stopped'] for d in held]):.2f}, "
+            f"differs from the teacher on {np.mean([d['differ'] for d in held]):.2f} (means)"
+        )
+    return lines
 
 
 def install(skill: str, teacher_path: str | None, show_all: bool, out=None) -> list:
@@ -114,7 +160,10 @@ def install(skill: str, teacher_path: str | None, show_all: bool, out=None) -> l
             if teacher is not None:
                 label = np.asarray(teacher.act(env.observe(skill, target, preset), env.sim))
             blocked_before, pose_before = env.sim.blocked_steps, np.array(env.sim.base_pose())
+            collided_before = env.sim.collision_count
             apply(name, action)
+            if teacher is not None:
+                teacher.follow(action)  # its memory follows what was done, as DAgger's
             pose = np.array(env.sim.base_pose())
             moved = pose - pose_before
             moved[2] = math.remainder(float(moved[2]), 2.0 * math.pi)
@@ -128,6 +177,7 @@ def install(skill: str, teacher_path: str | None, show_all: bool, out=None) -> l
                     moved,
                     env.sim.blocked_steps > blocked_before,
                     contacts,
+                    env.sim.collision_count > collided_before,
                 )
             )
 
@@ -155,18 +205,37 @@ def install(skill: str, teacher_path: str | None, show_all: bool, out=None) -> l
     return done
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def _own_flags(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--skill", default="nav", help="the skill whose legs are traced (nav)")
     p.add_argument("--teacher", help="a state checkpoint of that skill to act beside it")
     p.add_argument("--all", action="store_true", help="print every leg, not only failed ones")
-    ns, rest = p.parse_known_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from rearrange.eval.cli import UsageError, build_parser
     from rearrange.eval.cli import main as eval_main
 
-    install(ns.skill, ns.teacher, ns.all)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    full = _own_flags(build_parser())  # --help lists rearrange.eval's flags with ours
+    full.prog, full.description = "python -m benchmarks.leg_trace", __doc__.splitlines()[0]
+    try:
+        full.parse_args(argv)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    ns, rest = _own_flags(argparse.ArgumentParser(add_help=False)).parse_known_args(argv)
+    done = install(ns.skill, ns.teacher, ns.all)
     if "--videos" not in rest:
         rest += ["--videos", "0"]
-    return eval_main(rest + ["--no-progress"])
+    code = eval_main(rest + ["--no-progress"])
+    if ns.teacher is not None and done:
+        print(
+            f"\n{ns.skill} legs beside the teacher (|skill - teacher| > {DISAGREE} on a base part):"
+        )
+        for line in summary(done):
+            print("  " + line)
+    return code
 
 
 if __name__ == "__main__":

@@ -159,6 +159,15 @@ class LearnedSkill:
             for k in keys
         }
 
+    def follow(self, executed: np.ndarray) -> None:
+        """The previous action the next `act` sees is `executed`, not this skill's own: a
+        teacher beside another policy keeps its memory of what was done, as the DAgger
+        teacher does (distill/teacher_labels.CheckpointTeacher)."""
+        import torch
+
+        a = np.asarray(executed, dtype=np.float32).reshape(1, -1)
+        self._prev_action = torch.as_tensor(a, device=self.device)
+
     def act(self, obs: dict, sim: Any) -> np.ndarray:
         import torch
 

@@ -1,5 +1,5 @@
-"""`distill.unjam`: after a step the world jammed (a commanded base move, blocked, the base
-where it was) the label backs away along the commanded line; otherwise it is the teacher's.
+"""`distill.unjam`: after a step the world jammed (a commanded base move, blocked or a base
+collision, the base where it was) the label backs away along the commanded line; otherwise it is the teacher's.
 The run records the flag and `--resume` keeps it."""
 
 from types import SimpleNamespace
@@ -63,7 +63,7 @@ class _Counting:
 
 
 def test_only_the_step_after_a_jam_is_relabelled_and_the_inner_teacher_acts_on_every_step():
-    sim = SimpleNamespace(blocked_steps=0, pose=np.zeros(3))
+    sim = SimpleNamespace(blocked_steps=0, collision_count=0, pose=np.zeros(3))
     sim.base_pose = lambda: sim.pose
     env = SimpleNamespace(unwrapped=SimpleNamespace(sim=sim))
     inner = _Counting()
@@ -84,7 +84,10 @@ def test_only_the_step_after_a_jam_is_relabelled_and_the_inner_teacher_acts_on_e
     teacher.act(env, {}, forward)
     sim.blocked_steps, sim.pose = 3, np.array([0.02, 0.0, -np.pi + 0.001])
     np.testing.assert_array_equal(teacher.act(env, {}, [0.0, 1.0, -1.0]), [-1, 0, -1])
-    assert inner.calls == 7 and teacher.relabelled == 2
+    # the base's disc against a footprint: a collision, no blocked step, no move: a jam
+    sim.collision_count = 1
+    np.testing.assert_array_equal(teacher.act(env, {}, [-0.5, 0.0, -1.0]), [1, 0, -1])
+    assert inner.calls == 8 and teacher.relabelled == 3
     teacher.reset()  # a new episode: nothing carried over
     sim.blocked_steps = 9
     assert teacher.act(env, {}, None)[2] == 1.0 and inner.calls == 1

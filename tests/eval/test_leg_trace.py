@@ -37,3 +37,25 @@ def test_a_failed_leg_is_printed_with_the_teachers_action(monkeypatch, capsys, t
     steps = [line for line in out.splitlines() if line.startswith("  ") and "action=" in line]
     assert len(steps) == 40 and all("teacher=[" in line for line in steps)
     assert (tmp_path / "results.json").exists()
+
+
+def test_disagreement_shares_count_free_and_stopped_steps_apart():
+    z = np.zeros(3)
+    steps = [  # (action, teacher, blocked, collided)
+        StepLine(1, np.array([1.0, 0.0, -1]), np.array([1.0, 0.2, -1]), z, z, False, ()),
+        StepLine(2, np.array([1.0, 0.0, -1]), np.array([-1.0, 0.0, -1]), z, z, False, ()),
+        StepLine(3, np.array([1.0, 1.0, -1]), np.array([1.0, 1.0, -1]), z, z, True, ()),
+        StepLine(4, np.array([2.0, 1.0, -1]), np.array([1.0, 0.0, -1]), z, z, False, (), True),
+    ]
+    d = leg_trace.disagreement(LegTrace("nav", 0, steps))
+    # stopped: steps 3 (blocked) and 4 (collided); differ: 2 (linear) and 4 (angular; the
+    # 2.0 clips to 1.0, so linear agrees)
+    assert d == {"stopped": 0.5, "differ": 0.5, "differ_free": 0.5, "differ_stopped": 0.5}
+    only_free = leg_trace.disagreement(LegTrace("nav", 0, steps[:2]))
+    assert only_free["stopped"] == 0.0 and np.isnan(only_free["differ_stopped"])
+
+
+def test_an_unknown_flag_is_one_line(capsys):
+    assert leg_trace.main(["tidy_house", "--episodez", "3"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unrecognized arguments: --episodez 3") and err.count("\n") == 1

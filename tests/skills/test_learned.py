@@ -1,5 +1,6 @@
 """LearnedSkill error paths: a missing or corrupt checkpoint gives one clear line."""
 
+import numpy as np
 import pytest
 
 from rearrange.skills import SkillError, make_skill
@@ -163,3 +164,31 @@ def test_a_checkpoint_of_another_skill_is_refused_in_one_line(tmp_path):
     msg = str(err.value)
     assert "\n" not in msg and str(tmp_path / "pick.pt") in msg
     assert "is a 'pick' checkpoint, not one of 'place'" in msg
+
+
+def test_follow_feeds_the_executed_action_as_the_previous_one():
+    """`LearnedSkill.follow(a)`: the next act sees `a` as its previous action (a teacher
+    beside another policy, benchmarks/leg_trace), whatever it output itself."""
+    import torch
+
+    from rearrange.skill_spec import SkillTarget
+
+    path = "rearrange/skills/pretrained/nav.pt"
+    mine, other = LearnedSkill(path, skill_name="nav"), LearnedSkill(path, skill_name="nav")
+    spaces = mine.observation_space.spaces
+    obs = {k: np.full(s.shape, 0.3, np.float32) for k, s in spaces.items()}
+    target = SkillTarget(nav_goal=(1.0, 0.0, 0.0))
+    for skill in (mine, other):
+        skill.reset(target)
+        skill.act(obs, None)
+    executed = np.array([-1.0, 0.5, -1.0], np.float32)
+    other.follow(executed)
+    followed = other.act(obs, None)
+    hidden = mine._hidden.clone()
+    with torch.no_grad():  # the same step computed by hand with that previous action
+        _, want, _, _ = mine.policy.act(
+            mine._obs_tensors(obs), hidden, torch.as_tensor(executed)[None],
+            torch.ones(1, dtype=torch.bool), deterministic=True,
+        )  # fmt: skip
+    np.testing.assert_allclose(followed, np.clip(want[0].numpy(), -1, 1), atol=1e-6)
+    assert not np.allclose(mine.act(obs, None), followed, atol=1e-3)  # its own history differs
