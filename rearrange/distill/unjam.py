@@ -25,7 +25,7 @@ turned a little further on each try (the move is cut at the contact, not refused
 first time). The label depends on the last step only, so the same state always gets the
 same label (a rule that held its recovery for N steps gave a standing student contradicting
 labels, as the oracle's stuck recovery did: teacher_labels.OracleTeacher). The base-collision
-half of the rule came after the two runs in RESULTS; no student has been trained with it.
+half of the rule came after the first two runs in RESULTS; the one run with it did no better.
 """
 
 from __future__ import annotations
