@@ -27,7 +27,7 @@ import numpy as np
 
 from benchmarks.penetration import geom_labels, static_contacts
 
-DEFAULT_EVERY = 25  # print every this many steps of a run of identical blocked steps
+DEFAULT_EVERY = 25  # print every this many steps of a run of identical stopped steps
 
 
 @dataclass
@@ -40,6 +40,11 @@ class StepLine:
     blocked: bool
     contacts: tuple
     collided: bool = False  # the sim counted a collision (the base's disc against a footprint)
+
+    @property
+    def stopped(self) -> bool:
+        """The world stopped the step: blocked, or a collision."""
+        return self.blocked or self.collided
 
     def text(self) -> str:
         t = "" if self.teacher is None else f" teacher={_fmt(self.teacher)}"
@@ -64,15 +69,15 @@ class LegTrace:
     steps: list[StepLine] = field(default_factory=list)
 
     def lines(self, every: int = DEFAULT_EVERY) -> list[str]:
-        """Every step, except inside a run of blocked steps with the same action and
-        contacts, where only every `every`-th and the run's last are kept."""
+        """Every step, except inside a run of stopped steps (`StepLine.stopped`) with the
+        same action and contacts, where only every `every`-th and the run's last are kept."""
         out, run = [], 0
         for i, s in enumerate(self.steps):
             prev = self.steps[i - 1] if i else None
             same = (
                 prev is not None
-                and s.blocked
-                and prev.blocked
+                and s.stopped
+                and prev.stopped
                 and s.contacts == prev.contacts
                 and np.allclose(s.action, prev.action, atol=0.02)
             )
@@ -93,7 +98,7 @@ def disagreement(trace: LegTrace, base: slice = slice(0, 2)) -> dict[str, float]
     a = np.clip(np.array([s.action[base] for s in trace.steps]), -1, 1)
     t = np.clip(np.array([s.teacher[base] for s in trace.steps]), -1, 1)
     differ = np.abs(a - t).max(axis=1) > DISAGREE
-    stopped = np.array([s.blocked or s.collided for s in trace.steps])
+    stopped = np.array([s.stopped for s in trace.steps])
 
     def share(mask):
         return float(differ[mask].mean()) if mask.any() else float("nan")

@@ -39,10 +39,10 @@ class DistillConfig:
     """degrees (nav, with --teacher oracle or distill.oracle_near): the oracle's stop label
     comes within this of the goal heading; None: 10 (`OracleTeacher.NAV_YAW_TOL`)."""
     unjam: bool | None = None
-    """Skills that drive (nav): after a step that commanded a base move the world blocked
-    wholly (the arm or what it carries against a wall), the label is to back away instead of
-    the teacher's (`distill/unjam.py`); None (not given): off, or on --resume what the run
-    recorded."""
+    """Skills that drive (nav): after a step that commanded a base move and left the base
+    where it was, blocked (the arm or what it carries against a wall) or in a base collision
+    (its disc against a footprint), the label is to back away instead of the teacher's
+    (`distill/unjam.py`); None (not given): off, or on --resume what the run recorded."""
     beta_start: float = 1.0
     """Probability of executing the teacher's action (else the student's) at step 0."""
     beta_end: float = 0.0

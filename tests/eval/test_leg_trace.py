@@ -59,3 +59,13 @@ def test_an_unknown_flag_is_one_line(capsys):
     assert leg_trace.main(["tidy_house", "--episodez", "3"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: unrecognized arguments: --episodez 3") and err.count("\n") == 1
+
+
+def test_a_run_of_identical_collided_steps_is_thinned_like_a_blocked_one():
+    z = np.zeros(3)
+    steps = [
+        StepLine(i, np.array([0.67, 0.0, -1.0]), None, z, z, False, (), True) for i in range(1, 61)
+    ]
+    lines = LegTrace("nav", 0, steps).lines()
+    assert [int(line.split()[0]) for line in lines] == [1, 26, 51, 60]
+    assert all("free collided" in line for line in lines)
