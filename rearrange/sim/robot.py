@@ -63,6 +63,10 @@ REST_ARM_QPOS = (-0.45, -1.08, 0.1, 0.935, -0.001, 1.573, 0.005)
 # still inside the skills' 0.15 m rest tolerance); nav episodes that start holding
 # (EpisodeGenConfig.nav_hold_prob) start there too.
 CARRY_EE_OFFSET = (-0.04, 0.0, 0.13)
+# rad: the HAB arm reset (skills/reset_arm.py) ends once every joint is this close to its
+# canonical value (the rest joints, or `episodes.arm_starts.carry_joints` while holding), so
+# a carrying nav leg starts with the arm within this of the canonical carry joints.
+RESET_JOINT_TOL = 0.02
 
 ROBOT_CONTYPE, ROBOT_CONAFFINITY = 2, 0  # furniture_geoms.ROBOT_BIT; movables carry it
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from rearrange.sim.episodes.arm_starts import carry_joints
-from rearrange.sim.robot import REST_ARM_QPOS
+from rearrange.sim.robot import RESET_JOINT_TOL, REST_ARM_QPOS
 from rearrange.skills.oracle_common import rest_ee_world
 from rearrange.skills.oracle_manip import CARRY_TOL, carry_ee_world
 from rearrange.skills.oracle_motion import ArmMotion
@@ -34,7 +34,7 @@ from rearrange.tasks.grip_rules import grip_for_hold
 EE_PHASE_STEPS = 60  # policy steps the EE phase may take (the arm moves ≤ 0.0125 rad/step)
 JOINT_PHASE_STEPS = 80  # ... and the joint phase after it
 RESET_ARM_STEPS = EE_PHASE_STEPS + JOINT_PHASE_STEPS  # the reset's whole budget
-JOINT_TOL = 0.02  # rad: every joint this close to its canonical value ends the reset
+JOINT_TOL = RESET_JOINT_TOL  # rad: every joint this close to its canonical value ends the reset
 # The action layout the reset is decoded with: pick's (arm, grip; base zero when it has one).
 RESET_ARM_LAYOUT_SKILL = "pick"
 

@@ -86,12 +86,13 @@ class EpisodeGenConfig(PlacementConfig):
     # heading (0: never, every start at least nav_min_dist away), as HAB nav legs to the next
     # object or goal on the same furniture start; a nav never trained there stops short
     nav_near_start_prob: float = 0.0
-    # nav episodes starting with another object held at the carry pose (CARRY_EE_OFFSET),
-    # as every HAB nav leg to a place goal does; losing it ends the episode as a failure
-    # (NavEnv). 0: never. Why: the held object sticks out ~0.4 m past the base's disc, and a
-    # nav trained empty-handed hugs walls and loses it against one; the shipped depth nav,
-    # never trained carrying, succeeds on 22 % of val episodes that all start carrying (74 %
-    # empty-handed, its state teacher 88 %: benchmarks/RESULTS.md, "Pick continued")
+    # nav episodes starting with another object held at the carry pose (CARRY_EE_OFFSET,
+    # the arm where the HAB arm reset leaves it: `arm_starts.carry_arm`), as every HAB nav
+    # leg to a place goal does; losing it ends the episode as a failure (NavEnv). 0: never.
+    # Why: the held object sticks out ~0.4 m past the base's disc, and the arm and object
+    # change the head view; the shipped depth nav, never trained carrying, succeeds on 67 %
+    # of 100 val episodes that all start carrying (73 % empty-handed; its state teacher 84 %
+    # of 50: benchmarks/RESULTS.md, "The carry pose in view")
     nav_hold_prob: float = 0.0
     max_attempts: int = 30  # scenes tried per episode before giving up
     # Pick and place start with the arm where the previous skill left it (docs/DESIGN.md
