@@ -29,7 +29,7 @@ from rearrange.eval.episode_film import EpisodeFilm
 from rearrange.eval.frame_layout import FrameLayout
 from rearrange.eval.report import EpisodeRecord, FailureCause
 from rearrange.planner import PlanStep, plan_stages
-from rearrange.sim.placement import COMFORT_REACH, nav_goal_pose
+from rearrange.sim.placement import COMFORT_REACH, PlacementConfig, nav_goal_pose, shoulder_reach
 from rearrange.skill_spec import HAB_STEP_LIMITS, action_layout, skill_def
 from rearrange.skills import Skill
 from rearrange.skills.reset_arm import RESET_ARM_LAYOUT_SKILL, RESET_ARM_STEPS, ResetArm
@@ -45,6 +45,7 @@ FLOOR_Z = 0.2  # m: an object centre below this has fallen off its receptacle
 # a learned nav's stop error (~0.2 m, toward the furniture) leaves the object too close to
 # the shoulder for the pick (docs/DESIGN.md §8.4).
 PICK_STAND_REACH = 0.75
+_SHOULDER_X = PlacementConfig().shoulder_x  # m: the arm's pan axis ahead of the base centre
 
 FrameSink = Callable[[np.ndarray], None]
 
@@ -145,6 +146,7 @@ class TPSRLExecutor:
             progress.step_index = i
             spec = skill_def(step.skill)
             held = env.sim.held_object()
+            start = self._reach_start(step) if spec.target == "object" else {}
             run = self._run_step(step)
             ok, why, cause = self.check(step)
             if env.force_exceeded:  # Habitat's force_terminate ends the episode
@@ -166,6 +168,7 @@ class TPSRLExecutor:
                     "blocked_at_end": run.blocked_at_end,
                 }
             )
+            skill_runs[-1].update(start)
             if spec.target == "nav_goal" and progress.nav_goal is not None:
                 skill_runs[-1].update(self._nav_end(progress.nav_goal))
             if not ok:
@@ -229,6 +232,22 @@ class TPSRLExecutor:
             "end_dist_m": round(dist, 3),
             "end_heading_deg": round(math.degrees(heading), 1),
         }
+
+    def _reach_start(self, step: PlanStep) -> dict:
+        """Where a pick or place leg starts: the horizontal distance (m) from the arm's
+        shoulder to its object (pick) or goal (place), and that point's bearing off the
+        base's heading (degrees), the two numbers a fixed-base skill's start spread is drawn
+        in (`PlacementConfig.reach_min` .. `reach_max`, ± `yaw_noise`)."""
+        sim = self.env.sim
+        if skill_def(step.skill).starts_holding:
+            target_xy = self.env.place_target(step.target_index).goal_pos[:2]
+        else:
+            target_xy = sim.object_pos(step.obj_index)[:2]
+        pose = [float(v) for v in sim.base_pose()]
+        reach = shoulder_reach(pose, target_xy, _SHOULDER_X)
+        bearing = math.atan2(float(target_xy[1]) - pose[1], float(target_xy[0]) - pose[0])
+        off = (bearing - pose[2] + math.pi) % (2 * math.pi) - math.pi
+        return {"start_reach_m": round(reach, 3), "start_bearing_deg": round(math.degrees(off), 1)}
 
     def _max_steps(self) -> int:
         return min(self.config.max_steps, self.env.max_steps)

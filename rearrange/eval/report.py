@@ -52,7 +52,8 @@ class EpisodeRecord:
     video: str = ""  # path of the episode's mp4, "" when not recorded
     # One entry per plan step run: {"skill", "ok" (its postcondition held), "steps",
     # "ended_by", "blocked_steps" (steps the world cut short), "blocked_at_end" (how many of
-    # its last steps in a row were)}; nav legs add "end_dist_m", "end_heading_deg".
+    # its last steps in a row were)}; nav legs add "end_dist_m", "end_heading_deg"; pick and
+    # place legs "start_reach_m", "start_bearing_deg" (shoulder to object or goal).
     skill_runs: list[dict] = field(default_factory=list)
 
 

@@ -371,10 +371,27 @@ def test_arm_reset_runs_after_pick_only_and_lifts_the_held_object(one_target_epi
                 lifted["held"] = sim.held_object()
             super().reset(target, sim)
 
-    skills["nav"] = RecordingNav()
+    class RecordingPick(TeleportPick):
+        def reset(self, target, sim=None):  # the leg's start, where the executor measured it
+            x, y, yaw = (float(v) for v in sim.base_pose())
+            ox, oy = (float(v) for v in sim.object_pos(target.obj_index)[:2])
+            sx, sy = x + 0.033 * math.cos(yaw), y + 0.033 * math.sin(yaw)  # the shoulder
+            lifted["reach"] = math.hypot(ox - sx, oy - sy)
+            lifted["bearing"] = math.degrees(
+                math.remainder(math.atan2(oy - y, ox - x) - yaw, math.tau)
+            )
+            super().reset(target, sim)
+
+    skills["nav"], skills["pick"] = RecordingNav(), RecordingPick()
     record = TPSRLExecutor(env, skills).run_episode(plan)
     runs = record.skill_runs
     assert [r["skill"] for r in runs] == ["nav", "pick", "nav", "place"]
+    # pick and place legs say where they started: shoulder -> object, and its bearing; the
+    # teleported nav left the object at the executor's stand reach, straight ahead
+    assert runs[1]["start_reach_m"] == pytest.approx(lifted["reach"], abs=1e-3)
+    assert runs[1]["start_bearing_deg"] == pytest.approx(lifted["bearing"], abs=0.1)
+    assert 0.4 < runs[1]["start_reach_m"] < 1.0 and abs(runs[1]["start_bearing_deg"]) < 1.0
+    assert "start_reach_m" in runs[3] and "start_reach_m" not in runs[0]
     resets = runs[1]["reset_arm_steps"]
     assert 0 < resets < RESET_ARM_STEPS  # it finished by reaching the pose, not the budget
     assert "reset_arm_steps" not in runs[0] and "reset_arm_steps" not in runs[3]

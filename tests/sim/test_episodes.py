@@ -429,3 +429,62 @@ def test_pick_far_prob_stands_the_pick_back_up_to_the_far_reach():
     # every start stands back in the far band, unless no cell there fits (then the usual band)
     in_band = [base.reach_max - 1e-3 <= r <= base.place_far_reach + 1e-3 for _, r in far]
     assert sum(in_band) >= 6 and all(r <= base.place_far_reach + 1e-3 for _, r in far)
+
+
+def test_spawn_nav_stop_moves_the_stand_pose_by_the_offset():
+    """spawn_nav_stop: the stand pose (a close spawn facing the target) moved by an offset in
+    the range, its heading kept within the noise, the target within the band."""
+    from rearrange.sim.episodes import EpisodeGenConfig, scene_assets
+    from rearrange.sim.placement import NoPlacement, RobotPlacement, shoulder_reach
+
+    cfg = EpisodeGenConfig()
+    ep = gen("pick", 1)[0]
+    layout, navmap, footprints = scene_assets(
+        ep.scene_seed, "val", fixture_layout, cfg.robot_radius
+    )
+    obj = ep.objects[ep.targets[0].obj_index]
+    front = layout.furniture_named(layout.receptacle(obj.receptacle).furniture).front_yaw
+    band, noise = (0.3, 1.0), math.radians(10)
+    for seed in range(6):
+        sc = RobotPlacement(layout, navmap, np.random.default_rng(seed), cfg, footprints)
+        sc.objects = ep.objects
+        stands = []
+
+        def spy(*a, _close=sc.spawn_close, _out=stands, **k):
+            _out.append(_close(*a, **k))
+            return _out[-1]
+
+        sc.spawn_close = spy
+        try:
+            x, y, yaw = sc.spawn_nav_stop(obj.pos[:2], front, (0.7, 0.8), (0.2, 0.3), noise, band)
+        except NoPlacement:
+            continue
+        ((gx, gy, gyaw),) = stands
+        assert (
+            0.7 - 1e-3 <= shoulder_reach((gx, gy, gyaw), obj.pos[:2], cfg.shoulder_x) <= 0.8 + 1e-3
+        )
+        assert 0.2 - 0.01 <= math.hypot(x - gx, y - gy) <= 0.3 + 0.01  # rounded to 1e-5
+        assert abs(math.remainder(yaw - gyaw, math.tau)) <= noise + 1e-4
+        assert band[0] <= shoulder_reach((x, y, yaw), obj.pos[:2], cfg.shoulder_x) <= band[1]
+        assert sc.pose_ok(x, y, yaw)
+        break
+    else:
+        pytest.fail("no nav-stop pose in 6 draws")
+
+
+def test_pick_offset_prob_starts_picks_off_the_stand_pose():
+    from rearrange.sim.episodes import EpisodeGenConfig
+    from rearrange.sim.placement import shoulder_reach
+
+    cfg = EpisodeGenConfig(fridge_pick_prob=0.0, pick_offset_prob=1.0)
+    eps = generate_episodes("pick", "val", 8, 3, layout_fn=fixture_layout, config=cfg)
+    base = generate_episodes(
+        "pick", "val", 8, 3, layout_fn=fixture_layout, config=EpisodeGenConfig(fridge_pick_prob=0.0)
+    )
+    reach = [
+        shoulder_reach(e.robot_start, e.objects[e.targets[0].obj_index].pos[:2], cfg.shoulder_x)
+        for e in eps
+    ]
+    lo, hi = cfg.pick_offset_reach
+    assert all(lo - 1e-3 <= r <= hi + 1e-3 for r in reach)
+    assert [e.robot_start for e in eps] != [e.robot_start for e in base]

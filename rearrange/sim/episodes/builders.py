@@ -91,7 +91,9 @@ def _build_pick(sc: SceneDraw, task: str) -> tuple:
             extras["arm_start"], sc.arm_discs = arm_start(sc.rng, sc.cfg)
             where, approach = obj_xy, sc.front_yaw(src.furniture)
             band = sc.cfg.drawer_pick_reach if in_drawer else None
-            start = _pick_start(sc, where, approach, band, far_ok=not (in_drawer or in_fridge))
+            start = _pick_start(
+                sc, where, approach, band, not (in_drawer or in_fridge), offset_ok=not in_drawer
+            )
         extras["robot_start_far"] = list(sc.spawn_near(where, approach))
     else:  # nav: end where a pick of the target would start (facing it, within reach)
         goal = sc.spawn_close(obj_xy, sc.front_yaw(src.furniture), yaw_noise=0.0)
@@ -100,12 +102,26 @@ def _build_pick(sc: SceneDraw, task: str) -> tuple:
     return start, [target], extras
 
 
-def _pick_start(sc: SceneDraw, where, approach: float, band, far_ok: bool):
-    """A pick's close spawn; with `pick_far_prob` (open receptacles only) one standing back,
+def _pick_start(sc: SceneDraw, where, approach: float, band, far_ok: bool, offset_ok: bool):
+    """A pick's close spawn; with `pick_offset_prob` (open receptacles and the fridge) one
+    where a learned nav stops (`RobotPlacement.spawn_nav_stop`); with `pick_far_prob` (open
+    receptacles only) one standing back,
     the target reach_max..place_far_reach from the shoulder, where the HAB executor's relaxed
     stand poses leave an object deep on a table (`stand_poses.FAR_REACH`), else (no such
     cell) the usual band. No draw at 0: episodes as they were."""
     cfg = sc.cfg
+    if offset_ok and cfg.pick_offset_prob > 0 and sc.rng.random() < cfg.pick_offset_prob:
+        try:
+            return sc.spawn_nav_stop(
+                where,
+                approach,
+                cfg.pick_offset_stand,
+                cfg.pick_offset_range,
+                cfg.pick_offset_yaw,
+                cfg.pick_offset_reach,
+            )
+        except NoPlacement:
+            pass
     if far_ok and cfg.pick_far_prob > 0 and sc.rng.random() < cfg.pick_far_prob:
         try:
             return sc.spawn_close(where, approach, band=(cfg.reach_max, cfg.place_far_reach))

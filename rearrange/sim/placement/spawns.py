@@ -336,6 +336,34 @@ class RobotPlacement:
                 return pose
         raise NoPlacement("no spawn cell within arm's reach of the target")
 
+    def spawn_nav_stop(
+        self,
+        target_xy,
+        approach_yaw: float,
+        stand_band: tuple[float, float],
+        offset: tuple[float, float],
+        yaw_noise: float,
+        band: tuple[float, float],
+        tries: int = 40,
+    ) -> tuple[float, float, float]:
+        """Where a learned nav leaves the robot before a manipulation: a nav goal (a close
+        spawn with the target `stand_band` from the shoulder, facing it exactly, as the
+        executor's stand poses) moved `offset` metres (uniform in the range) in a uniform
+        direction, its heading kept ± `yaw_noise`; the target still within `band` of the
+        shoulder and not behind an open door's panel, the robot clear (`pose_ok`)."""
+        gx, gy, gyaw = self.spawn_close(target_xy, approach_yaw, 0.0, stand_band)
+        tx, ty = float(target_xy[0]), float(target_xy[1])
+        for _ in range(tries):
+            r = self.rng.uniform(*offset)
+            a = self.rng.uniform(-math.pi, math.pi)
+            x, y = gx + r * math.cos(a), gy + r * math.sin(a)
+            if self.reach_blocked(np.array([[x, y]]), (tx, ty))[0]:
+                continue
+            pose = self._free_pose(x, y, gyaw, yaw_noise)
+            if pose is not None and self._in_reach(pose, (tx, ty), band):
+                return pose
+        raise NoPlacement("no pose off the stand pose within the arm's reach of the target")
+
     def spawn_place(self, target_xy, approach_yaw: float) -> tuple[float, float, float]:
         """A place start: with `place_ready_prob` like the HAB executor's stand pose
         (`skills.stand_pose.ready_pose`: target near the comfortable reach, facing it),
