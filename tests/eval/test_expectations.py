@@ -52,7 +52,7 @@ def test_nonav_learned_report_says_what_to_expect():
 
 def test_every_skill_on_depth_says_what_the_shipped_files_measured(tmp_path):
     text = _report("--policy", "depth")
-    assert "note: every skill on depth: expected ~18 % full task on tidy_house" in text
+    assert "note: every skill on depth: expected ~30 % full task on tidy_house" in text
     assert "note:" not in _report("--policy", "depth", "--checkpoints", str(tmp_path))
 
 
