@@ -29,6 +29,7 @@ from rearrange.eval.episode_film import EpisodeFilm
 from rearrange.eval.frame_layout import FrameLayout
 from rearrange.eval.report import EpisodeRecord, FailureCause
 from rearrange.planner import PlanStep, plan_stages
+from rearrange.sim.geometry import wrap_angle
 from rearrange.sim.placement import COMFORT_REACH, PlacementConfig, nav_goal_pose, shoulder_reach
 from rearrange.skill_spec import HAB_STEP_LIMITS, action_layout, skill_def
 from rearrange.skills import Skill
@@ -246,7 +247,7 @@ class TPSRLExecutor:
         pose = [float(v) for v in sim.base_pose()]
         reach = shoulder_reach(pose, target_xy, _SHOULDER_X)
         bearing = math.atan2(float(target_xy[1]) - pose[1], float(target_xy[0]) - pose[0])
-        off = (bearing - pose[2] + math.pi) % (2 * math.pi) - math.pi
+        off = wrap_angle(bearing - pose[2])
         return {"start_reach_m": round(reach, 3), "start_bearing_deg": round(math.degrees(off), 1)}
 
     def _max_steps(self) -> int:

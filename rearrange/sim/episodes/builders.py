@@ -105,10 +105,10 @@ def _build_pick(sc: SceneDraw, task: str) -> tuple:
 def _pick_start(sc: SceneDraw, where, approach: float, band, far_ok: bool, offset_ok: bool):
     """A pick's close spawn; with `pick_offset_prob` (open receptacles and the fridge) one
     where a learned nav stops (`RobotPlacement.spawn_nav_stop`); with `pick_far_prob` (open
-    receptacles only) one standing back,
-    the target reach_max..place_far_reach from the shoulder, where the HAB executor's relaxed
-    stand poses leave an object deep on a table (`stand_poses.FAR_REACH`), else (no such
-    cell) the usual band. No draw at 0: episodes as they were."""
+    receptacles only) one standing back, the target reach_max..place_far_reach from the
+    shoulder, where the HAB executor's relaxed stand poses leave an object deep on a table
+    (`stand_poses.FAR_REACH`); else (or no such cell) the usual band. No draw at 0:
+    episodes as they were."""
     cfg = sc.cfg
     if offset_ok and cfg.pick_offset_prob > 0 and sc.rng.random() < cfg.pick_offset_prob:
         try:
