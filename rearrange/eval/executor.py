@@ -33,7 +33,13 @@ from rearrange.sim.geometry import wrap_angle
 from rearrange.sim.placement import COMFORT_REACH, PlacementConfig, nav_goal_pose, shoulder_reach
 from rearrange.skill_spec import HAB_STEP_LIMITS, action_layout, skill_def
 from rearrange.skills import Skill
-from rearrange.skills.reset_arm import RESET_ARM_LAYOUT_SKILL, RESET_ARM_STEPS, ResetArm
+from rearrange.skills.reset_arm import (
+    BACKOFF_LAYOUT_SKILL,
+    RESET_ARM_LAYOUT_SKILL,
+    RESET_ARM_STEPS,
+    ResetArm,
+    backoff_steps,
+)
 from rearrange.tasks import HabEnv
 from rearrange.tasks.grip_rules import GripTracker
 from rearrange.tasks.nav import goal_pose_error
@@ -191,7 +197,10 @@ class TPSRLExecutor:
                 break
             progress.done_steps.add(i)
             if self.config.reset_arm and spec.uses_arm and i + 1 < len(plan):
-                skill_runs[-1]["reset_arm_steps"] = self._reset_arm()
+                steps, back = self._reset_arm()
+                skill_runs[-1]["reset_arm_steps"] = steps
+                if back:
+                    skill_runs[-1]["reset_backoff_steps"] = back
             if i in stage_steps:
                 progress.stages_done += 1
         success = not failed_skill and env.all_targets_done()
@@ -302,22 +311,32 @@ class TPSRLExecutor:
                 run.ended_by = "step_limit"
                 return run
 
-    def _reset_arm(self) -> int:
+    def _reset_arm(self) -> tuple[int, int]:
         """Run the scripted arm reset (ResetArm) until it is done, its step budget is spent
-        or the episode's step limit is reached; returns the steps it took."""
+        or the episode's step limit is reached, after the base's step back where the
+        canonical joints do not fit (`backoff_steps`); returns (steps in all, back-off
+        steps)."""
         env = self.env
         name = RESET_ARM_LAYOUT_SKILL
         arm = ResetArm(action_layout(name, env.skill_base_movement(name)))
         steps = 0
         self._progress.arm_reset = True
-        while steps < self.config.reset_arm_steps and env.num_steps < self._max_steps():
+        back = backoff_steps(env.sim)
+        reverse = action_layout(BACKOFF_LAYOUT_SKILL).compose(base=np.array([-1.0, 0.0]))
+        while steps < back and env.num_steps < self._max_steps() and not env.force_exceeded:
+            env.apply_action(BACKOFF_LAYOUT_SKILL, reverse)
+            steps += 1
+            self._maybe_record()
+        moved = 0  # the arm's own budget (a planned detour round a door gets a larger one)
+        while moved < arm.budget(self.config.reset_arm_steps) and env.num_steps < self._max_steps():
             if arm.is_done(env.sim) or env.force_exceeded:
                 break
             env.apply_action(name, arm.act(env.sim))
-            steps += 1
+            moved += 1
             self._maybe_record()
+        steps += moved
         self._progress.arm_reset = False
-        return steps
+        return steps, back
 
     def _mask(self, skill_name, action, layout, obs, grip: GripTracker, target=None) -> np.ndarray:
         """The deployment masks, decided by the same functions the skill envs train with
