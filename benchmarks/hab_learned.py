@@ -82,6 +82,7 @@ def config_args(scenario: str, name: str, args: argparse.Namespace, **over) -> E
         video_dir=str(Path(args.video_dir) / name),  # one folder per configuration
         seed=args.seed,
         stop_mask_dist=args.stop_mask_dist,
+        stop_mask_heading=args.stop_mask_heading,
         stochastic=list(args.stochastic) if spec["skills"] == "learned" else [],
         progress=False,
     )
@@ -200,6 +201,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="nav stop-mask distance, m (default: the learned nav's training success radius "
         "+ 0.5, 1 for the shipped one; the VER paper: 2)",
+    )
+    p.add_argument(
+        "--stop-mask-heading",
+        type=float,
+        default=None,
+        help="nav stop-mask heading, degrees (default 30; 180: distance only)",
     )
     p.add_argument("--videos", type=int, default=0)
     p.add_argument("--video-dir", default="videos")

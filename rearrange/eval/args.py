@@ -31,6 +31,7 @@ class EvalArgs:
     plot: list[str] = field(default_factory=list)
     max_steps: int = 3000
     stop_mask_dist: float | None = None  # None: the nav's training radius + 0.5 m
+    stop_mask_heading: float | None = None  # degrees; None: the nav's 15° success angle + 15°
     step_limits: dict[str, int] = field(default_factory=dict)
     device: str = "cpu"
     progress: bool = True

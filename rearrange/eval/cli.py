@@ -101,6 +101,15 @@ def build_parser() -> argparse.ArgumentParser:
         "training success radius + 0.5, 1 for the shipped one; the VER paper: 2)",
     )
     p.add_argument(
+        "--stop-mask-heading",
+        type=float,
+        default=None,
+        metavar="DEG",
+        help="also ignore nav stop while its heading is more than DEG off the goal's "
+        "(default 30: the nav's 15 degree success angle + 15; 180: distance only, as the "
+        "VER paper)",
+    )
+    p.add_argument(
         "--step-limit",
         action="append",
         default=[],
@@ -140,6 +149,7 @@ def parse_args(argv: list[str] | None = None) -> EvalArgs:
         plot=ns.plot,
         max_steps=ns.max_steps,
         stop_mask_dist=ns.stop_mask_dist,
+        stop_mask_heading=ns.stop_mask_heading,
         step_limits=_step_limits(ns.step_limit),
         device=ns.device,
         reset_arm=not ns.no_reset_arm,
@@ -200,6 +210,9 @@ def _validate(args: EvalArgs) -> None:
             raise UsageError(f"{name} must be > 0, got {value}")
     if args.stop_mask_dist is not None and args.stop_mask_dist <= 0:
         raise UsageError(f"--stop-mask-dist must be > 0, got {args.stop_mask_dist}")
+    heading = args.stop_mask_heading
+    if heading is not None and not 0 < heading <= 180:
+        raise UsageError(f"--stop-mask-heading must be in (0, 180] degrees, got {heading}")
     if args.videos < 0:
         raise UsageError(f"--videos must be >= 0, got {args.videos}")
     if args.checkpoints and not Path(args.checkpoints).exists():

@@ -43,7 +43,13 @@ from rearrange.skills.reset_arm import (
 from rearrange.tasks import HabEnv
 from rearrange.tasks.grip_rules import GripTracker
 from rearrange.tasks.nav import goal_pose_error
-from rearrange.tasks.stop_rule import hab_stop_mask_dist, mask_nav_stop, nav_goal_distance
+from rearrange.tasks.stop_rule import (
+    HAB_STOP_MASK_HEADING,
+    hab_stop_mask_dist,
+    mask_nav_stop,
+    nav_goal_distance,
+    nav_goal_heading,
+)
 
 FLOOR_Z = 0.2  # m: an object centre below this has fallen off its receptacle
 # m shoulder -> object at the nav goal before a pick: the middle of the pick skill's start
@@ -66,6 +72,10 @@ class ExecutorConfig:
     stop_mask_dist: float | None = None
     """m; None: the nav skill's training success radius + 0.5 m (`hab_stop_mask_dist`: 1 m
     for the shipped nav, the VER paper's 2 m for one trained at Habitat's 1.5 m or unknown)."""
+    stop_mask_heading: float | None = HAB_STOP_MASK_HEADING
+    """rad; also ignore nav stop while the goal-heading sensor reads more than this (the
+    nav's 15 degree training success angle + 15, `stop_rule.HAB_STOP_MASK_HEADING`); None:
+    distance only (the VER paper's rule)."""
     mask_grip: bool = True
     """Apply each skill's grip rule (tasks/grip_rules.py: pick keeps holding, place releases
     only at the goal, open/close hold the handle until the joint reaches its target)."""
@@ -344,7 +354,14 @@ class TPSRLExecutor:
         cfg = self.config
         if layout.stop is not None and cfg.mask_nav_stop:
             dist = nav_goal_distance(obs)
-            action = mask_nav_stop(action, layout.stop, dist, self.stop_mask_dist(skill_name))
+            action = mask_nav_stop(
+                action,
+                layout.stop,
+                dist,
+                self.stop_mask_dist(skill_name),
+                nav_goal_heading(obs),
+                cfg.stop_mask_heading,
+            )
         if cfg.mask_grip and layout.grip is not None:
             action = grip.mask(action, layout.grip, self.env.sim, target)
         return action

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from rearrange.planner import PlanStep, make_plan, stage_names
 from rearrange.runtime.checkpoint import preset_of_space
 from rearrange.skill_spec import HAB_STEP_LIMITS, skill_def
 from rearrange.skills import Skill, SkillError, make_skill
+from rearrange.tasks.stop_rule import HAB_STOP_MASK_HEADING
 
 
 def oracle_names(args: EvalArgs, names: list[str]) -> list[str]:
@@ -227,6 +229,11 @@ def evaluate(args: EvalArgs) -> EvalResult:
         ExecutorConfig(
             max_steps=args.max_steps,
             stop_mask_dist=args.stop_mask_dist,
+            stop_mask_heading=(
+                HAB_STOP_MASK_HEADING
+                if args.stop_mask_heading is None
+                else math.radians(args.stop_mask_heading)
+            ),
             step_limits={**HAB_STEP_LIMITS, **dict(args.step_limits)},
             frame_every=args.video_every,
             end_card_frames=video_fps(args),  # the end card stays up for one second
@@ -312,6 +319,7 @@ def _config_dict(args: EvalArgs) -> dict:
         "split",
         "seed",
         "max_steps",
+        "stop_mask_heading",
         "step_limits",
         "videos",
         "video_every",

@@ -9,7 +9,11 @@ distance is the skill's own `goal_polar` reading: no privileged information.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from rearrange.skill_spec import SUCCESS
 
 STOP_MASK_DIST = 2.0
 # The HAB executor's threshold (ExecutorConfig.stop_mask_dist, `rearrange.eval
@@ -19,6 +23,14 @@ STOP_MASK_DIST = 2.0
 # leaves the next pick out of reach (docs/DESIGN.md §8.4; the threshold chosen by a sweep on
 # val episodes, benchmarks/RESULTS.md). Training keeps STOP_MASK_DIST.
 STOP_MASK_MARGIN = 0.5
+# ... and on heading: the executor also masks a stop while the goal-heading sensor reads more
+# than the nav's training success angle (15 degrees) plus this margin. A nav that stopped
+# facing elsewhere left the next pick or place with its target to the side or behind: after
+# such stops (> 30 degrees) the pick or place failed 75 of 81 times in the chains measured
+# on 2026-12-06 (benchmarks/RESULTS.md, "Nav stop-mask on heading"). Training masks nothing
+# on heading (its success already needs the heading).
+STOP_MASK_HEADING_MARGIN = math.radians(15.0)
+HAB_STOP_MASK_HEADING = SUCCESS.nav_angle + STOP_MASK_HEADING_MARGIN
 
 
 def hab_stop_mask_dist(success_radius: float | None) -> float:
@@ -31,11 +43,23 @@ def hab_stop_mask_dist(success_radius: float | None) -> float:
 
 
 def mask_nav_stop(
-    action: np.ndarray, stop_index: int, goal_dist: float, threshold: float = STOP_MASK_DIST
+    action: np.ndarray,
+    stop_index: int,
+    goal_dist: float,
+    threshold: float = STOP_MASK_DIST,
+    heading_err: float | None = None,
+    heading_threshold: float | None = None,
 ) -> np.ndarray:
-    """Forces "don't stop" (−1) in the stop dimension while the goal is farther than threshold."""
+    """Forces "don't stop" (−1) in the stop dimension while the goal is farther than
+    `threshold` (m), or (both given) the heading error is larger than `heading_threshold`
+    (rad, either side)."""
     out = np.array(action, dtype=np.float32, copy=True)
-    if goal_dist > threshold:
+    off_heading = (
+        heading_err is not None
+        and heading_threshold is not None
+        and abs(float(heading_err)) > heading_threshold
+    )
+    if goal_dist > threshold or off_heading:
         out[stop_index] = -1.0
     return out
 
@@ -44,4 +68,12 @@ def nav_goal_distance(obs: dict, key: str = "goal_polar") -> float:
     """Distance to the nav goal from the nav skill's own polar goal sensor (r, theta...)."""
     if key not in obs:
         raise KeyError(f"nav stop-masking needs observation {key!r}; got {sorted(obs)}")
+    return float(np.asarray(obs[key]).reshape(-1)[0])
+
+
+def nav_goal_heading(obs: dict, key: str = "goal_heading") -> float | None:
+    """Heading error (rad, wrapped goal yaw − robot yaw) from the nav's own goal-heading
+    sensor; None when the observation has none (the heading mask then does nothing)."""
+    if key not in obs:
+        return None
     return float(np.asarray(obs[key]).reshape(-1)[0])

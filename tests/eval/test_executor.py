@@ -153,13 +153,40 @@ def test_hab_stop_mask_is_the_navs_success_radius_plus_half_a_metre(one_target_e
                 break
         else:
             raise AssertionError("no free pose 1.5 m from the nav goal")
-        config = ExecutorConfig(step_limits={"nav": 12}, stop_mask_dist=mask_dist)
+        config = ExecutorConfig(
+            step_limits={"nav": 12}, stop_mask_dist=mask_dist, stop_mask_heading=None
+        )  # the distance alone (this pose faces away from the goal's heading)
         return TPSRLExecutor(env, {"nav": nav}, config).run_episode(plan).steps
 
     assert stop_steps(RadiusStopNav(0.5)) == 12  # mask 1 m < 1.5 m: until the step limit
     assert stop_steps(RadiusStopNav(1.5)) == 1  # mask 2 m (the paper's): stops there
     assert stop_steps(AlwaysStopNav()) == 1  # no radius known: the paper's 2 m
     assert stop_steps(RadiusStopNav(1.5), mask_dist=1.0) == 12  # the config decides
+
+
+def test_hab_stop_mask_on_heading_keeps_the_nav_going_until_it_faces_the_goal_heading(
+    one_target_episode,
+):
+    """At the goal point but turned: a stop is ignored while the heading is more than 30
+    degrees off (the nav's 15 degree success angle + 15), taken within it, and taken at any
+    heading with the heading mask off (the VER paper's distance-only rule)."""
+    from rearrange.tasks.stop_rule import HAB_STOP_MASK_HEADING
+
+    assert ExecutorConfig().stop_mask_heading == HAB_STOP_MASK_HEADING
+    env = _env(one_target_episode)
+    env.reset()
+    plan = make_plan(env.sim.layout, env.episode)[:1]
+
+    def stop_steps(turn_deg: float, heading=HAB_STOP_MASK_HEADING) -> int:
+        env.reset()
+        gx, gy, gyaw = nav_goal(env, plan[0])
+        assert env.sim.set_base_pose(gx, gy, gyaw + math.radians(turn_deg))
+        config = ExecutorConfig(step_limits={"nav": 12}, stop_mask_heading=heading)
+        return TPSRLExecutor(env, {"nav": RadiusStopNav(0.5)}, config).run_episode(plan).steps
+
+    assert stop_steps(90.0) == 12 and stop_steps(-40.0) == 12  # masked to the step limit
+    assert stop_steps(20.0) == 1 and stop_steps(-25.0) == 1  # within 30 degrees: stops
+    assert stop_steps(90.0, heading=None) == 1  # distance only
 
 
 def test_shipped_nav_reports_its_training_success_radius():

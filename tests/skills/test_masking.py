@@ -27,6 +27,27 @@ def test_stop_mask_reads_goal_polar_distance():
         stop_rule.nav_goal_distance({})
 
 
+def test_stop_masked_while_the_heading_is_off_either_side():
+    a = np.array([0.0, 0.0, 0.7], dtype=np.float32)
+    lim = stop_rule.HAB_STOP_MASK_HEADING
+    assert lim == pytest.approx(np.radians(30.0))  # 15 degree success angle + 15
+    for err in (lim + 0.01, -(lim + 0.01), np.pi):
+        out = stop_rule.mask_nav_stop(a, 2, 0.2, 1.0, heading_err=err, heading_threshold=lim)
+        assert out[2] == -1.0
+    for err in (0.0, lim, -lim):  # not > the threshold
+        out = stop_rule.mask_nav_stop(a, 2, 0.2, 1.0, heading_err=err, heading_threshold=lim)
+        assert out[2] == pytest.approx(0.7)
+    # either one missing: the distance alone decides
+    assert stop_rule.mask_nav_stop(a, 2, 0.2, 1.0, heading_err=np.pi)[2] == pytest.approx(0.7)
+    assert stop_rule.mask_nav_stop(a, 2, 0.2, 1.0, heading_threshold=lim)[2] == pytest.approx(0.7)
+    assert stop_rule.mask_nav_stop(a, 2, 1.5, 1.0, heading_err=0.0, heading_threshold=lim)[2] == -1
+
+
+def test_stop_mask_reads_the_goal_heading_sensor():
+    assert stop_rule.nav_goal_heading({"goal_heading": np.array([-0.6])}) == pytest.approx(-0.6)
+    assert stop_rule.nav_goal_heading({"goal_polar": np.array([1.0, 0.0])}) is None
+
+
 def test_pick_keeps_grip_on_once_holding():
     a = np.zeros(8, dtype=np.float32)
     a[7] = -0.6
