@@ -325,28 +325,26 @@ class TPSRLExecutor:
         """Run the scripted arm reset (ResetArm) until it is done, its step budget is spent
         or the episode's step limit is reached, after the base's step back where the
         canonical joints do not fit (`backoff_steps`); returns (steps in all, back-off
-        steps)."""
+        steps taken)."""
         env = self.env
         name = RESET_ARM_LAYOUT_SKILL
         arm = ResetArm(action_layout(name, env.skill_base_movement(name)))
-        steps = 0
         self._progress.arm_reset = True
-        back = backoff_steps(env.sim)
+        back, wanted = 0, backoff_steps(env.sim)
         reverse = action_layout(BACKOFF_LAYOUT_SKILL).compose(base=np.array([-1.0, 0.0]))
-        while steps < back and env.num_steps < self._max_steps() and not env.force_exceeded:
+        while back < wanted and env.num_steps < self._max_steps() and not env.force_exceeded:
             env.apply_action(BACKOFF_LAYOUT_SKILL, reverse)
-            steps += 1
+            back += 1
             self._maybe_record()
-        moved = 0  # the arm's own budget (a planned detour round a door gets a larger one)
+        moved = 0  # the arm's own budget (a planned detour gets a larger one)
         while moved < arm.budget(self.config.reset_arm_steps) and env.num_steps < self._max_steps():
             if arm.is_done(env.sim) or env.force_exceeded:
                 break
             env.apply_action(name, arm.act(env.sim))
             moved += 1
             self._maybe_record()
-        steps += moved
         self._progress.arm_reset = False
-        return steps, back
+        return back + moved, back
 
     def _mask(self, skill_name, action, layout, obs, grip: GripTracker, target=None) -> np.ndarray:
         """The deployment masks, decided by the same functions the skill envs train with

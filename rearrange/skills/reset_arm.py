@@ -19,17 +19,17 @@ pick), an arm the nav never trained with, whose elbow and wrist stood out into w
 turns; tidy_house all learned went from 18 / 28 % to 40 / 36 % of 50 val episodes
 (seeds 0 / 1) with the joint phase (benchmarks/RESULTS.md, "Physical honesty").
 
-A planned detour first, where the straight joint segment to the canonical joints is not
-clear (`oracle_motion.segment_clear`): a learned open_fridge leaves the gripper hooked
-round the open door's edge at its handle, where both phases above stalled against the door
-(the EE phase in its QP's local minimum, the joint phase pushed the gripper into the panel)
-and the nav that followed was blocked for all its 500 steps with the elbow on the door
-(set_table: 16 of 50 episodes of the depth chain failed the fridge pick so). Then the
-reset follows a collision-free joint path (`plan_joint_path`: RRT-Connect, shortcut) at the
-per-step joint bound, with a larger step budget (`PLANNED_RESET_STEPS`: a detour round a
-door is longer than the straight way); where none is found, the two phases as before.
+A planned detour, where the straight joint segment to the canonical joints is not clear
+(`oracle_motion.segment_clear`): the reset follows a collision-free joint path
+(`plan_joint_path`: RRT-Connect, shortcut) at the per-step joint bound, with a larger step
+budget (`PLANNED_RESET_STEPS`: a detour is longer than the straight way); where none is
+found, the two phases as before. Added with the step back below for the arm left beside the
+door a learned open_fridge opened, where both phases stalled against the panel; there the
+planner found no path (the canonical joints themselves were inside the door) and the step
+back is what helped. On the first 20 set_table episodes of seed 0 (state skills, before the
+step back) it planned a path in 1 of 25 resets; what it adds alone was not measured.
 
-And a step back first, where the canonical joints themselves are not clear at the base's
+A step back first, where the canonical joints themselves are not clear at the base's
 pose (`backoff_steps`): the learned open_fridge stands at the handle, and the door it
 opened ends right before the robot with the rest arm 11 cm inside the panel, so no arm
 motion reaches it; the base backs straight off (at full speed, up to `BACKOFF_MAX`) until
@@ -91,13 +91,12 @@ class ResetArm:
     """Moves the EE to `reset_arm_target` clear of the scene, then the joints to
     `reset_arm_joints`, keeping the hold (both re-read from the sim every step)."""
 
-    def __init__(self, layout, tol: float = CARRY_TOL, plan: bool = True) -> None:
+    def __init__(self, layout, tol: float = CARRY_TOL) -> None:
         self.layout = layout
         self.tol = tol
         self.motion = ArmMotion()
         self.ee_steps = 0  # steps spent in the EE phase
         self.joint_phase = False
-        self.plan = plan  # False: the two phases only (as before the planned detour)
         self.checked = False  # whether the first act decided between path and phases
         self.path: list[np.ndarray] | None = None  # waypoints left of a planned detour
         self.planned = False  # a detour was planned (kept after it is followed or dropped)
@@ -114,9 +113,8 @@ class ResetArm:
     def act(self, sim) -> np.ndarray:
         if not self.checked:
             self.checked = True
-            if self.plan:
-                self.path = detour(sim)
-                self.planned = self.path is not None
+            self.path = detour(sim)
+            self.planned = self.path is not None
         if self.path is not None:
             arm = self._follow(sim)
             if arm is not None:
