@@ -83,6 +83,7 @@ def config_args(scenario: str, name: str, args: argparse.Namespace, **over) -> E
         seed=args.seed,
         stop_mask_dist=args.stop_mask_dist,
         stop_mask_heading=args.stop_mask_heading,
+        nav_unstick=not getattr(args, "no_nav_unstick", False),
         stochastic=list(args.stochastic) if spec["skills"] == "learned" else [],
         progress=False,
     )
@@ -207,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=None,
         help="nav stop-mask heading, degrees (default 30; 180: distance only)",
+    )
+    p.add_argument(
+        "--no-nav-unstick",
+        action="store_true",
+        help="no step back where a nav leg's base stopped moving (rearrange.eval's flag)",
     )
     p.add_argument("--videos", type=int, default=0)
     p.add_argument("--video-dir", default="videos")

@@ -26,6 +26,7 @@ class EvalArgs:
     video_dir: str = "videos"
     video_every: int = 2
     reset_arm: bool = True
+    nav_unstick: bool = True  # a stuck nav leg backs off (skills/nav_unstick.py)
     seed: int = 0
     out: str | None = None
     plot: list[str] = field(default_factory=list)

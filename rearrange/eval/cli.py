@@ -121,6 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no scripted arm reset between skills (habitat-lab's add_arm_rest; on by default)",
     )
+    p.add_argument(
+        "--no-nav-unstick",
+        action="store_true",
+        help="no step back where a nav leg's base stopped moving (on by default; not in the "
+        "VER paper, whose world never holds the robot)",
+    )
     p.add_argument("--device", default="cpu", help="torch device of learned skills")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
@@ -153,6 +159,7 @@ def parse_args(argv: list[str] | None = None) -> EvalArgs:
         step_limits=_step_limits(ns.step_limit),
         device=ns.device,
         reset_arm=not ns.no_reset_arm,
+        nav_unstick=not ns.no_nav_unstick,
         progress=not ns.no_progress,
     )
     _validate(args)

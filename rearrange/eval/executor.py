@@ -33,6 +33,15 @@ from rearrange.sim.geometry import wrap_angle
 from rearrange.sim.placement import COMFORT_REACH, PlacementConfig, nav_goal_pose, shoulder_reach
 from rearrange.skill_spec import HAB_STEP_LIMITS, action_layout, skill_def
 from rearrange.skills import Skill
+from rearrange.skills.nav_unstick import (
+    MAX_UNSTICKS,
+    STUCK_WINDOW,
+    StuckWatch,
+    reverse_action,
+    turn_action,
+    unstick_steps,
+    unstick_turn,
+)
 from rearrange.skills.reset_arm import (
     BACKOFF_LAYOUT_SKILL,
     RESET_ARM_LAYOUT_SKILL,
@@ -100,6 +109,11 @@ class ExecutorConfig:
     reset_arm_steps: int = RESET_ARM_STEPS
     pick_stand_reach: float = PICK_STAND_REACH
     """Shoulder-to-object reach (m) the nav goal of a pick leg aims at (`nav_goal`)."""
+    nav_unstick: bool = True
+    """A nav leg whose base has neither moved nor turned for `stuck_window` steps backs
+    straight off (skills/nav_unstick.py; at most MAX_UNSTICKS times a leg, the steps count
+    toward its limit). Not in the VER paper, whose world never holds the robot."""
+    stuck_window: int = STUCK_WINDOW
 
 
 @dataclass
@@ -110,6 +124,8 @@ class StepRun:
     ended_by: str = ""  # "stop" | "done" | "step_limit" | "episode_limit" | "force"
     blocked: int = 0  # of its steps, those the world cut short (RearrangeSim.blocked_steps)
     blocked_at_end: int = 0  # how many of its last steps in a row were cut short
+    unsticks: int = 0  # times a stuck nav leg backed off (nav_unstick)
+    unstick_steps: int = 0  # ... and the reverse steps they took
 
 
 @dataclass
@@ -185,6 +201,9 @@ class TPSRLExecutor:
                     "blocked_at_end": run.blocked_at_end,
                 }
             )
+            if run.unsticks:
+                skill_runs[-1]["unsticks"] = run.unsticks
+                skill_runs[-1]["unstick_steps"] = run.unstick_steps
             skill_runs[-1].update(start)
             if spec.target == "nav_goal" and progress.nav_goal is not None:
                 skill_runs[-1].update(self._nav_end(progress.nav_goal))
@@ -287,6 +306,8 @@ class TPSRLExecutor:
         masks = GripTracker(step.skill)
         run = StepRun()
         preset = skill_preset(skill)
+        watch = StuckWatch(self.config.stuck_window)
+        unstick = self.config.nav_unstick and layout.stop is not None
         obs = env.observe(step.skill, task_target, preset)
         while True:
             if env.num_steps >= self._max_steps():
@@ -306,6 +327,9 @@ class TPSRLExecutor:
             else:
                 run.blocked_at_end = 0
             self._maybe_record()
+            if unstick and watch.update(env.sim.base_pose()) and run.unsticks < MAX_UNSTICKS:
+                self._unstick(step.skill, layout, run, limit)
+                watch.clear()
             obs = env.observe(step.skill, task_target, preset)
             if layout.stop is not None:
                 # A skill with a stop action (nav) ends only by its (masked) stop or its
@@ -320,6 +344,24 @@ class TPSRLExecutor:
             if run.steps >= limit:
                 run.ended_by = "step_limit"
                 return run
+
+    def _unstick(self, skill_name: str, layout, run: StepRun, limit: int) -> None:
+        """Back a stuck nav leg's base straight off and turn it (`nav_unstick.unstick_steps`,
+        `unstick_turn`), within the leg's step limit and the episode's; the skill then goes on
+        from there."""
+        env = self.env
+        back = unstick_steps(env.sim)
+        turn = unstick_turn(env.sim, back)
+        run.unsticks += 1
+        moves = [reverse_action(layout)] * back + [turn_action(layout, turn > 0)] * abs(turn)
+        for action in moves:
+            if run.steps >= limit or env.num_steps >= self._max_steps() or env.force_exceeded:
+                return
+            env.apply_action(skill_name, action)
+            run.steps += 1
+            run.unstick_steps += 1
+            run.blocked_at_end = 0  # what the policy's own steps count from here
+            self._maybe_record()
 
     def _reset_arm(self) -> tuple[int, int]:
         """Run the scripted arm reset (ResetArm) until it is done, its step budget is spent

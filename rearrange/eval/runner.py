@@ -238,6 +238,7 @@ def evaluate(args: EvalArgs) -> EvalResult:
             frame_every=args.video_every,
             end_card_frames=video_fps(args),  # the end card stays up for one second
             reset_arm=args.reset_arm,
+            nav_unstick=args.nav_unstick,
         ),
     )
     records = []
@@ -324,5 +325,6 @@ def _config_dict(args: EvalArgs) -> dict:
         "videos",
         "video_every",
         "reset_arm",
+        "nav_unstick",
     )
     return {k: getattr(args, k) for k in keys}

@@ -1,0 +1,149 @@
+"""A stuck nav leg steps back: the HAB executor's recovery where a nav skill stopped moving.
+
+Why: since issue 27 the world blocks the arm and what it holds at walls and furniture, and
+the base's disc at their footprints; Habitat's navmesh slides the base and lets the arm
+through. A nav policy that sees only what is ahead of its base (the state nav's range scan,
+the depth nav's head camera) turns its gripper into a wall or presses its disc against a
+counter and asks for the same move for the rest of its 500 steps: 6 of 50 tidy_house
+episodes per seed (every skill on depth, 2026-12-06) ended in such a leg, and the state
+teacher asks the same move in the same states (benchmarks/RESULTS.md, "Nav unjammed").
+
+The rule: when the base has neither moved `STUCK_MOVE` nor turned `STUCK_TURN` over the last
+`STUCK_WINDOW` steps (`StuckWatch`), the executor backs the base straight off at full speed
+for `unstick_steps` steps (the fewest from `UNSTICK_MIN` after which the whole robot keeps
+`UNSTICK_CLEAR` from walls and furniture, at most `UNSTICK_MAX`), turns in place
+`UNSTICK_TURN` to the side where the robot keeps more room (`unstick_turn`: a skill backed
+straight off drove straight back into what held it), then hands control back to the skill; at most
+`MAX_UNSTICKS` times per leg. The steps count toward the leg's step limit. It is not in the
+VER paper (its world never holds the robot); `--no-nav-unstick` runs without it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+import numpy as np
+
+from rearrange.sim.geometry import wrap_angle
+from rearrange.skills.oracle_motion import clearance_at
+
+STUCK_WINDOW = 20  # steps over which a stuck base has neither moved nor turned
+STUCK_MOVE = 0.05  # m: less than this from the window's last position is not moving
+# (a base pressed obliquely against a wall slides ~1.5 mm a step along it)
+STUCK_TURN = 0.25  # rad: ... and less than this from its last heading is not turning
+UNSTICK_MIN = 0.3  # m: the least it backs off (room for the skill to turn its arm)
+UNSTICK_MAX = 0.6  # m: the farthest a stuck base backs off
+UNSTICK_CLEAR = 0.09  # m: the gap to walls and furniture the step back looks for
+GAP_CAP = 0.15  # m: gaps are measured up to this (above UNSTICK_CLEAR)
+UNSTICK_TURN = math.radians(60)  # rad: then the base turns this far to the side with more room
+MAX_UNSTICKS = 4  # recoveries per leg; then the skill is left to its step limit
+UNSTICK_LAYOUT_SKILL = "nav"  # the layout the step back is decoded with (base, stop)
+
+
+class StuckWatch:
+    """The base poses of a leg's last `window` + 1 steps; `update` says whether the base
+    has been stuck over all of them."""
+
+    def __init__(
+        self, window: int = STUCK_WINDOW, move: float = STUCK_MOVE, turn: float = STUCK_TURN
+    ):
+        if window < 1:
+            raise ValueError(f"stuck window must be >= 1 step, got {window}")
+        self.window, self.move, self.turn = window, move, turn
+        self._poses: deque[tuple[float, float, float]] = deque(maxlen=window + 1)
+
+    def clear(self) -> None:
+        self._poses.clear()
+
+    def update(self, pose) -> bool:
+        """Record the pose after a step; True when the window is full and every pose in it
+        is within `move` (m) and `turn` (rad) of this one."""
+        x, y, yaw = (float(v) for v in pose)
+        self._poses.append((x, y, yaw))
+        if len(self._poses) <= self.window:
+            return False
+        return all(
+            math.hypot(px - x, py - y) < self.move and abs(wrap_angle(pyaw - yaw)) < self.turn
+            for px, py, pyaw in self._poses
+        )
+
+
+def reverse_step_m(sim) -> float:
+    """How far one full-speed reverse step takes the base (m)."""
+    return float(sim.config.base_max_linear * sim.config.policy_dt)
+
+
+def _gap(sim, pose: tuple[float, float, float], cap: float = GAP_CAP) -> float:
+    """The robot's gap (m) to walls and furniture with the base at `pose`: its arm, gripper
+    and what it holds (`clearance_at`, measured up to `cap`) and its base disc (footprints)."""
+    arm = clearance_at(sim, base=pose, margin=cap)
+    disc = float(sim.footprints.distance(pose[0], pose[1])) - float(sim.config.robot_radius)
+    return min(arm, disc)
+
+
+def unstick_steps(
+    sim, clear: float = UNSTICK_CLEAR, nearest: float = UNSTICK_MIN, farthest: float = UNSTICK_MAX
+) -> int:
+    """Full-speed reverse steps that take a stuck base off what holds it: the fewest from
+    `nearest` up to `farthest` after which the robot keeps `clear`; where none does, the one
+    with the largest gap past `nearest` (`nearest`'s steps where no pose has one). The sim
+    cuts short what the way back runs into."""
+    step = reverse_step_m(sim)
+    least = max(1, int(math.ceil(nearest / step - 1e-9)))
+    most = max(least, int(farthest / step + 1e-9))
+    x, y, yaw = (float(v) for v in sim.base_pose())
+    best_n, best_gap = least, 0.0
+    for n in range(least, most + 1):
+        pose = (x - n * step * math.cos(yaw), y - n * step * math.sin(yaw), yaw)
+        gap = _gap(sim, pose)
+        if gap >= clear:
+            return n
+        if gap > best_gap:
+            best_n, best_gap = n, gap
+    return best_n
+
+
+def turn_step_rad(sim) -> float:
+    """How far one full-speed turn step turns the base (rad)."""
+    return float(sim.config.base_max_angular * sim.config.policy_dt)
+
+
+def unstick_turn(sim, back: int, angle: float = UNSTICK_TURN) -> int:
+    """Signed full-speed turn steps after `back` reverse steps (+ left, - right): `angle`
+    toward the side where the turned robot keeps the larger gap, left on a tie; 0 where
+    neither turned pose keeps any."""
+    step, n = reverse_step_m(sim), max(1, round(angle / turn_step_rad(sim)))
+    x, y, yaw = (float(v) for v in sim.base_pose())
+    bx, by = x - back * step * math.cos(yaw), y - back * step * math.sin(yaw)
+    turn = n * turn_step_rad(sim)
+    left, right = _gap(sim, (bx, by, yaw + turn)), _gap(sim, (bx, by, yaw - turn))
+    if max(left, right) <= 0.0:
+        return 0
+    return n if left >= right else -n
+
+
+def reverse_action(layout) -> np.ndarray:
+    """The step back's action in a nav layout: full reverse, no turn, no stop."""
+    return layout.compose(base=np.array([-1.0, 0.0]))
+
+
+def turn_action(layout, left: bool) -> np.ndarray:
+    """A full-speed turn in place in a nav layout, no stop."""
+    return layout.compose(base=np.array([0.0, 1.0 if left else -1.0]))
+
+
+__all__ = [
+    "MAX_UNSTICKS",
+    "STUCK_WINDOW",
+    "StuckWatch",
+    "UNSTICK_CLEAR",
+    "UNSTICK_LAYOUT_SKILL",
+    "UNSTICK_MAX",
+    "reverse_action",
+    "reverse_step_m",
+    "turn_action",
+    "turn_step_rad",
+    "unstick_steps",
+    "unstick_turn",
+]

@@ -1,0 +1,181 @@
+"""A stuck nav leg steps back and turns (skills/nav_unstick.py, driven by the HAB executor)."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from rearrange.eval.executor import ExecutorConfig, TPSRLExecutor
+from rearrange.planner import make_plan
+from rearrange.skills import action_layout
+from rearrange.skills.nav_unstick import (
+    MAX_UNSTICKS,
+    UNSTICK_CLEAR,
+    UNSTICK_MAX,
+    UNSTICK_MIN,
+    UNSTICK_TURN,
+    StuckWatch,
+    _gap,
+    reverse_step_m,
+    turn_step_rad,
+    unstick_steps,
+    unstick_turn,
+)
+from rearrange.tasks import HabConfig, HabEnv
+from rearrange.tasks.base import load_task_episodes
+
+# --- the watch -----------------------------------------------------------------------------
+
+
+def test_watch_says_stuck_only_once_a_full_window_has_not_moved():
+    watch = StuckWatch(window=3, move=0.02, turn=0.25)
+    # 4 poses (window + 1) within 2 cm and 0.25 rad of the last one: stuck on the 4th only
+    poses = [(1.0, 2.0, 0.1), (1.01, 2.0, 0.2), (1.0, 2.01, 0.05), (1.005, 2.005, 0.1)]
+    assert [watch.update(p) for p in poses] == [False, False, False, True]
+    watch.clear()
+    assert watch.update(poses[-1]) is False  # a cleared watch waits a full window again
+
+
+def test_watch_counts_a_move_or_a_turn_as_progress():
+    moving = StuckWatch(window=2, move=0.02, turn=0.25)
+    assert not any(moving.update((0.0, 0.011 * i, 0.0)) for i in range(4))  # 2.2 cm a window
+    turning = StuckWatch(window=2, move=0.02, turn=0.25)
+    assert not any(turning.update((0.0, 0.0, 0.13 * i)) for i in range(4))  # 0.26 rad
+    # headings either side of +-pi are close, not 2 pi apart
+    wrapped = StuckWatch(window=2, move=0.02, turn=0.25)
+    flips = [(0.0, 0.0, math.pi - 0.01), (0.0, 0.0, -math.pi + 0.01)] * 2
+    assert [wrapped.update(p) for p in flips][-1] is True
+
+
+def test_watch_rejects_an_empty_window():
+    with pytest.raises(ValueError, match="window"):
+        StuckWatch(window=0)
+
+
+# --- the step back and the turn, on a real scene ---------------------------------------------
+
+
+@pytest.fixture()
+def env():
+    ep = load_task_episodes("tidy_house", None, 1, "val", 0)[0]
+    ep = dataclasses.replace(ep, targets=ep.targets[:1])
+    env = HabEnv(ep.task, HabConfig(obs_preset="state"), split="val", episodes=[ep])
+    env.reset()
+    return env
+
+
+def _face_wall(sim, gap: float) -> None:
+    """Face the nearest obstacle of the range scan that has open floor behind (1.2 m) and
+    stand the base disc `gap` (m) from it: what holds a stuck nav, arm folded."""
+    angles = np.linspace(-math.pi, math.pi, 72, endpoint=False)
+    ranges = np.asarray(sim.obstacle_ranges(angles, 5.0))
+    behind = np.roll(ranges, len(angles) // 2)
+    k = int(np.argmin(np.where(behind > 1.2 + ranges, ranges, np.inf)))
+    x, y, yaw = (float(v) for v in sim.base_pose())
+    a = yaw + float(angles[k])
+    d = float(ranges[k]) - sim.config.robot_radius - gap
+    assert sim.set_base_pose(x + d * math.cos(a), y + d * math.sin(a), a)
+
+
+def _back(sim, n: int) -> tuple[float, float, float]:
+    step = reverse_step_m(sim)
+    x, y, yaw = (float(v) for v in sim.base_pose())
+    return (x - n * step * math.cos(yaw), y - n * step * math.sin(yaw), yaw)
+
+
+def test_steps_back_the_fewest_steps_from_the_least_after_which_the_robot_keeps_its_gap(env):
+    sim = env.sim
+    _face_wall(sim, gap=0.01)
+    assert _gap(sim, tuple(sim.base_pose())) < UNSTICK_CLEAR
+    n = unstick_steps(sim)
+    step = reverse_step_m(sim)
+    least = math.ceil(UNSTICK_MIN / step - 1e-9)
+    assert least <= n <= UNSTICK_MAX / step
+    assert _gap(sim, _back(sim, n)) >= UNSTICK_CLEAR
+    if n > least:
+        assert _gap(sim, _back(sim, n - 1)) < UNSTICK_CLEAR
+
+
+def test_step_back_falls_back_to_the_roomiest_pose_when_none_keeps_the_gap(env):
+    sim = env.sim
+    _face_wall(sim, gap=0.01)
+    step = reverse_step_m(sim)
+    least = math.ceil(UNSTICK_MIN / step - 1e-9)
+    # asked for more room than any pose has: the pose with the largest gap past the least
+    n = unstick_steps(sim, clear=10.0)
+    gaps = {k: _gap(sim, _back(sim, k)) for k in range(least, int(UNSTICK_MAX / step) + 1)}
+    assert gaps[n] == max(gaps.values())
+
+
+def test_turn_goes_to_the_side_with_more_room(env):
+    sim = env.sim
+    _face_wall(sim, gap=0.01)
+    back = unstick_steps(sim)
+    n = unstick_turn(sim, back)
+    steps = round(UNSTICK_TURN / turn_step_rad(sim))
+    assert abs(n) == steps
+    x, y, yaw = _back(sim, back)
+    turn = steps * turn_step_rad(sim)
+    left, right = _gap(sim, (x, y, yaw + turn)), _gap(sim, (x, y, yaw - turn))
+    assert (n > 0) == (left >= right)
+
+
+# --- in the executor -----------------------------------------------------------------------
+
+
+class PushingNav:
+    """Drives full forward, never turns, never stops: stuck at the first wall."""
+
+    name = task = "nav"
+    step_limit = 400
+
+    def reset(self, target, sim=None):
+        pass
+
+    def act(self, obs, sim):
+        return action_layout("nav").compose(base=np.array([1.0, 0.0]))
+
+    def is_done(self, obs, sim):
+        return False
+
+
+def _nav_run(env, **config) -> dict:
+    plan = make_plan(env.sim.layout, env.episode)[:1]
+    assert plan[0].skill == "nav"
+    cfg = ExecutorConfig(step_limits={"nav": 400}, **config)
+    record = TPSRLExecutor(env, {"nav": PushingNav()}, cfg).run_episode(plan)
+    return record.skill_runs[0]
+
+
+def test_a_nav_pressed_against_a_wall_backs_off_and_turns(env):
+    _face_wall(env.sim, gap=0.01)
+    start = np.array(env.sim.base_pose())
+    run = _nav_run(env)
+    assert run["steps"] == 400  # the reverse and turn steps count toward the leg's limit
+    assert 1 <= run["unsticks"] <= MAX_UNSTICKS
+    least = math.ceil(UNSTICK_MIN / reverse_step_m(env.sim) - 1e-9)
+    assert run["unstick_steps"] >= run["unsticks"] * least
+    assert abs(float(env.sim.base_pose()[2] - start[2])) > 0.1  # it turned away
+
+    env.reset()
+    _face_wall(env.sim, gap=0.01)
+    off = _nav_run(env, nav_unstick=False)
+    assert off["steps"] == 400 and "unsticks" not in off
+    assert np.allclose(env.sim.base_pose()[2], start[2], atol=1e-6)  # never turned
+
+
+def test_a_nav_held_in_place_recovers_max_unsticks_times_then_runs_out(env, monkeypatch):
+    """A world that swallows the skill's own steps (full forward, no turn): the watch
+    fires after every STUCK_WINDOW of them, MAX_UNSTICKS times in all."""
+    apply = env.apply_action
+    forward = action_layout("nav").compose(base=np.array([1.0, 0.0]))
+    monkeypatch.setattr(
+        env, "apply_action", lambda name, a: None if np.array_equal(a, forward) else apply(name, a)
+    )
+    run = _nav_run(env, stuck_window=10)
+    assert run["unsticks"] == MAX_UNSTICKS and run["steps"] == 400
+    # each recovery: its reverse steps and its turn; the rest of the 400 are the skill's
+    assert run["unstick_steps"] <= MAX_UNSTICKS * (
+        UNSTICK_MAX / reverse_step_m(env.sim) + round(UNSTICK_TURN / turn_step_rad(env.sim))
+    )
