@@ -9,7 +9,8 @@ episodes per seed (every skill on depth, 2026-12-06) ended in such a leg, and th
 teacher asks the same move in the same states (benchmarks/RESULTS.md, "Nav unjammed").
 
 The rule: when the base has neither moved `STUCK_MOVE` nor turned `STUCK_TURN` over the last
-`STUCK_WINDOW` steps (`StuckWatch`), the executor backs the base straight off at full speed
+`STUCK_WINDOW` steps, or has not left `SPIN_MOVE` over the last `SPIN_WINDOW` however it
+turned (`StuckWatch`), the executor backs the base straight off at full speed
 for `unstick_steps` steps (the fewest from `UNSTICK_MIN` after which the whole robot keeps
 `UNSTICK_CLEAR` from walls and furniture, at most `UNSTICK_MAX`), turns in place
 `UNSTICK_TURN` to the side where the robot keeps more room (`unstick_turn`: a skill backed
@@ -32,6 +33,8 @@ STUCK_WINDOW = 20  # steps over which a stuck base has neither moved nor turned
 STUCK_MOVE = 0.05  # m: less than this from the window's last position is not moving
 # (a base pressed obliquely against a wall slides ~1.5 mm a step along it)
 STUCK_TURN = 0.25  # rad: ... and less than this from its last heading is not turning
+SPIN_WINDOW = 60  # steps over which a base that turns but does not leave SPIN_MOVE is stuck
+SPIN_MOVE = 0.10  # m (a nav blocked at the arm spins or wiggles in place: its turn is free)
 UNSTICK_MIN = 0.3  # m: the least it backs off (room for the skill to turn its arm)
 UNSTICK_MAX = 0.6  # m: the farthest a stuck base backs off
 UNSTICK_CLEAR = 0.09  # m: the gap to walls and furniture the step back looks for
@@ -42,30 +45,41 @@ UNSTICK_LAYOUT_SKILL = "nav"  # the layout the step back is decoded with (base, 
 
 
 class StuckWatch:
-    """The base poses of a leg's last `window` + 1 steps; `update` says whether the base
-    has been stuck over all of them."""
+    """The base poses of a leg's last steps; `update` says whether the base is stuck: over
+    the last `window` steps it has neither moved `move` nor turned `turn`, or over the last
+    `spin_window` it has not left `spin_move` however it turned."""
 
     def __init__(
-        self, window: int = STUCK_WINDOW, move: float = STUCK_MOVE, turn: float = STUCK_TURN
+        self,
+        window: int = STUCK_WINDOW,
+        move: float = STUCK_MOVE,
+        turn: float = STUCK_TURN,
+        spin_window: int = SPIN_WINDOW,
+        spin_move: float = SPIN_MOVE,
     ):
-        if window < 1:
-            raise ValueError(f"stuck window must be >= 1 step, got {window}")
+        if window < 1 or spin_window < 1:
+            raise ValueError(f"stuck windows must be >= 1 step, got {window}, {spin_window}")
         self.window, self.move, self.turn = window, move, turn
-        self._poses: deque[tuple[float, float, float]] = deque(maxlen=window + 1)
+        self.spin_window, self.spin_move = spin_window, spin_move
+        longest = max(window, spin_window) + 1
+        self._poses: deque[tuple[float, float, float]] = deque(maxlen=longest)
 
     def clear(self) -> None:
         self._poses.clear()
 
     def update(self, pose) -> bool:
-        """Record the pose after a step; True when the window is full and every pose in it
-        is within `move` (m) and `turn` (rad) of this one."""
+        """Record the pose after a step; True when the base is stuck (the class's rule)."""
         x, y, yaw = (float(v) for v in pose)
         self._poses.append((x, y, yaw))
-        if len(self._poses) <= self.window:
-            return False
-        return all(
+        poses = list(self._poses)
+        if len(poses) > self.window and all(
             math.hypot(px - x, py - y) < self.move and abs(wrap_angle(pyaw - yaw)) < self.turn
-            for px, py, pyaw in self._poses
+            for px, py, pyaw in poses[-(self.window + 1) :]
+        ):
+            return True
+        return len(poses) > self.spin_window and all(
+            math.hypot(px - x, py - y) < self.spin_move
+            for px, py, _ in poses[-(self.spin_window + 1) :]
         )
 
 
@@ -135,6 +149,7 @@ def turn_action(layout, left: bool) -> np.ndarray:
 
 __all__ = [
     "MAX_UNSTICKS",
+    "SPIN_WINDOW",
     "STUCK_WINDOW",
     "StuckWatch",
     "UNSTICK_CLEAR",

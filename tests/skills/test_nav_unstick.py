@@ -29,7 +29,7 @@ from rearrange.tasks.base import load_task_episodes
 
 
 def test_watch_says_stuck_only_once_a_full_window_has_not_moved():
-    watch = StuckWatch(window=3, move=0.02, turn=0.25)
+    watch = StuckWatch(window=3, move=0.02, turn=0.25, spin_window=50)
     # 4 poses (window + 1) within 2 cm and 0.25 rad of the last one: stuck on the 4th only
     poses = [(1.0, 2.0, 0.1), (1.01, 2.0, 0.2), (1.0, 2.01, 0.05), (1.005, 2.005, 0.1)]
     assert [watch.update(p) for p in poses] == [False, False, False, True]
@@ -38,19 +38,31 @@ def test_watch_says_stuck_only_once_a_full_window_has_not_moved():
 
 
 def test_watch_counts_a_move_or_a_turn_as_progress():
-    moving = StuckWatch(window=2, move=0.02, turn=0.25)
+    moving = StuckWatch(window=2, move=0.02, turn=0.25, spin_window=50)
     assert not any(moving.update((0.0, 0.011 * i, 0.0)) for i in range(4))  # 2.2 cm a window
-    turning = StuckWatch(window=2, move=0.02, turn=0.25)
+    turning = StuckWatch(window=2, move=0.02, turn=0.25, spin_window=50)
     assert not any(turning.update((0.0, 0.0, 0.13 * i)) for i in range(4))  # 0.26 rad
     # headings either side of +-pi are close, not 2 pi apart
-    wrapped = StuckWatch(window=2, move=0.02, turn=0.25)
+    wrapped = StuckWatch(window=2, move=0.02, turn=0.25, spin_window=50)
     flips = [(0.0, 0.0, math.pi - 0.01), (0.0, 0.0, -math.pi + 0.01)] * 2
     assert [wrapped.update(p) for p in flips][-1] is True
+
+
+def test_watch_says_a_base_spinning_in_place_is_stuck_after_the_spin_window():
+    watch = StuckWatch(window=2, move=0.02, turn=0.25, spin_window=5, spin_move=0.1)
+    # turning 0.3 rad a step (never stuck by the short rule), within 5 cm of where it began
+    poses = [(0.05 * (i % 2), 0.0, 0.3 * i) for i in range(7)]
+    assert [watch.update(p) for p in poses] == [False] * 5 + [True, True]
+    # ... but one that also drives 3 cm a step is making its way
+    driving = StuckWatch(window=2, move=0.02, turn=0.25, spin_window=5, spin_move=0.1)
+    assert not any(driving.update((0.03 * i, 0.0, 0.3 * i)) for i in range(7))
 
 
 def test_watch_rejects_an_empty_window():
     with pytest.raises(ValueError, match="window"):
         StuckWatch(window=0)
+    with pytest.raises(ValueError, match="window"):
+        StuckWatch(spin_window=0)
 
 
 # --- the step back and the turn, on a real scene ---------------------------------------------
