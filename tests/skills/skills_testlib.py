@@ -1,6 +1,10 @@
 """Helpers shared by the skills tests."""
 
+import dataclasses
+import math
 from dataclasses import asdict
+
+import numpy as np
 
 
 def train_ckpt(path, task="pick", base_movement=False, obs_preset="state", depth_size=32):
@@ -32,3 +36,35 @@ def train_ckpt(path, task="pick", base_movement=False, obs_preset="state", depth
         wall_time_s=12.5, training=TrainingState({"optimizer": {}}, rng_state()),
     ).save(path)  # fmt: skip
     return policy
+
+
+def one_target_hab_env():
+    """The HAB env on tidy_house val episode 0 cut to its first target, reset."""
+    from rearrange.tasks import HabConfig, HabEnv
+    from rearrange.tasks.base import load_task_episodes
+
+    ep = load_task_episodes("tidy_house", None, 1, "val", 0)[0]
+    ep = dataclasses.replace(ep, targets=ep.targets[:1])
+    env = HabEnv(ep.task, HabConfig(obs_preset="state"), split="val", episodes=[ep])
+    env.reset()
+    return env
+
+
+def face_nearest_wall(sim, gap: float) -> None:
+    """Turn the robot toward the nearest obstacle of its range scan with open floor behind
+    (1.2 m) and stand the base disc `gap` (m) from it: the base clear, the folded arm in or
+    against the wall."""
+    angles = np.linspace(-math.pi, math.pi, 72, endpoint=False)
+    ranges = np.asarray(sim.obstacle_ranges(angles, 5.0))
+    behind = np.roll(ranges, len(angles) // 2)  # the range straight behind each heading
+    k = int(np.argmin(np.where(behind > 1.2 + ranges, ranges, np.inf)))
+    x, y, yaw = (float(v) for v in sim.base_pose())
+    a = yaw + float(angles[k])
+    d = float(ranges[k]) - sim.config.robot_radius - gap
+    assert sim.set_base_pose(x + d * math.cos(a), y + d * math.sin(a), a)
+
+
+def backed_off(sim, n: int, step: float) -> tuple[float, float, float]:
+    """The base pose `n` reverse steps of `step` (m) straight behind the current one."""
+    x, y, yaw = (float(v) for v in sim.base_pose())
+    return (x - n * step * math.cos(yaw), y - n * step * math.sin(yaw), yaw)

@@ -1,10 +1,10 @@
 """A stuck nav leg steps back and turns (skills/nav_unstick.py, driven by the HAB executor)."""
 
-import dataclasses
 import math
 
 import numpy as np
 import pytest
+from skills_testlib import backed_off, face_nearest_wall, one_target_hab_env
 
 from rearrange.eval.executor import ExecutorConfig, TPSRLExecutor
 from rearrange.planner import make_plan
@@ -22,8 +22,6 @@ from rearrange.skills.nav_unstick import (
     unstick_steps,
     unstick_turn,
 )
-from rearrange.tasks import HabConfig, HabEnv
-from rearrange.tasks.base import load_task_episodes
 
 # --- the watch -----------------------------------------------------------------------------
 
@@ -70,35 +68,16 @@ def test_watch_rejects_an_empty_window():
 
 @pytest.fixture()
 def env():
-    ep = load_task_episodes("tidy_house", None, 1, "val", 0)[0]
-    ep = dataclasses.replace(ep, targets=ep.targets[:1])
-    env = HabEnv(ep.task, HabConfig(obs_preset="state"), split="val", episodes=[ep])
-    env.reset()
-    return env
-
-
-def _face_wall(sim, gap: float) -> None:
-    """Face the nearest obstacle of the range scan that has open floor behind (1.2 m) and
-    stand the base disc `gap` (m) from it: what holds a stuck nav, arm folded."""
-    angles = np.linspace(-math.pi, math.pi, 72, endpoint=False)
-    ranges = np.asarray(sim.obstacle_ranges(angles, 5.0))
-    behind = np.roll(ranges, len(angles) // 2)
-    k = int(np.argmin(np.where(behind > 1.2 + ranges, ranges, np.inf)))
-    x, y, yaw = (float(v) for v in sim.base_pose())
-    a = yaw + float(angles[k])
-    d = float(ranges[k]) - sim.config.robot_radius - gap
-    assert sim.set_base_pose(x + d * math.cos(a), y + d * math.sin(a), a)
+    return one_target_hab_env()
 
 
 def _back(sim, n: int) -> tuple[float, float, float]:
-    step = reverse_step_m(sim)
-    x, y, yaw = (float(v) for v in sim.base_pose())
-    return (x - n * step * math.cos(yaw), y - n * step * math.sin(yaw), yaw)
+    return backed_off(sim, n, reverse_step_m(sim))
 
 
 def test_steps_back_the_fewest_steps_from_the_least_after_which_the_robot_keeps_its_gap(env):
     sim = env.sim
-    _face_wall(sim, gap=0.01)
+    face_nearest_wall(sim, gap=0.01)
     assert _gap(sim, tuple(sim.base_pose())) < UNSTICK_CLEAR
     n = unstick_steps(sim)
     step = reverse_step_m(sim)
@@ -111,7 +90,7 @@ def test_steps_back_the_fewest_steps_from_the_least_after_which_the_robot_keeps_
 
 def test_step_back_falls_back_to_the_roomiest_pose_when_none_keeps_the_gap(env):
     sim = env.sim
-    _face_wall(sim, gap=0.01)
+    face_nearest_wall(sim, gap=0.01)
     step = reverse_step_m(sim)
     least = math.ceil(UNSTICK_MIN / step - 1e-9)
     # asked for more room than any pose has: the pose with the largest gap past the least
@@ -122,7 +101,7 @@ def test_step_back_falls_back_to_the_roomiest_pose_when_none_keeps_the_gap(env):
 
 def test_turn_goes_to_the_side_with_more_room(env):
     sim = env.sim
-    _face_wall(sim, gap=0.01)
+    face_nearest_wall(sim, gap=0.01)
     back = unstick_steps(sim)
     n = unstick_turn(sim, back)
     steps = round(UNSTICK_TURN / turn_step_rad(sim))
@@ -161,7 +140,7 @@ def _nav_run(env, **config) -> dict:
 
 
 def test_a_nav_pressed_against_a_wall_backs_off_and_turns(env):
-    _face_wall(env.sim, gap=0.01)
+    face_nearest_wall(env.sim, gap=0.01)
     start = np.array(env.sim.base_pose())
     run = _nav_run(env)
     assert run["steps"] == 400  # the reverse and turn steps count toward the leg's limit
@@ -171,7 +150,7 @@ def test_a_nav_pressed_against_a_wall_backs_off_and_turns(env):
     assert abs(float(env.sim.base_pose()[2] - start[2])) > 0.1  # it turned away
 
     env.reset()
-    _face_wall(env.sim, gap=0.01)
+    face_nearest_wall(env.sim, gap=0.01)
     off = _nav_run(env, nav_unstick=False)
     assert off["steps"] == 400 and "unsticks" not in off
     assert np.allclose(env.sim.base_pose()[2], start[2], atol=1e-6)  # never turned

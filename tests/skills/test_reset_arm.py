@@ -2,12 +2,12 @@
 `ResetArm._follow`): where the canonical joints do not fit, and where the straight way
 there is not clear."""
 
-import dataclasses
 import math
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from skills_testlib import backed_off, face_nearest_wall, one_target_hab_env
 
 from rearrange.skills import action_layout
 from rearrange.skills.oracle_motion import PLAN_CLEAR, clearance_at
@@ -20,37 +20,16 @@ from rearrange.skills.reset_arm import (
     detour,
     reset_arm_joints,
 )
-from rearrange.tasks import HabConfig, HabEnv
-from rearrange.tasks.base import load_task_episodes
 
 
 @pytest.fixture()
 def env():
-    ep = load_task_episodes("tidy_house", None, 1, "val", 0)[0]
-    ep = dataclasses.replace(ep, targets=ep.targets[:1])
-    env = HabEnv(ep.task, HabConfig(obs_preset="state"), split="val", episodes=[ep])
-    env.reset()
-    return env
-
-
-def _face_nearest_wall(sim, gap: float) -> None:
-    """Turn the robot toward the nearest obstacle of its range scan with open floor behind
-    (1.2 m) and stand `gap` (m) from it: the base clear, the folded arm inside the wall."""
-    angles = np.linspace(-math.pi, math.pi, 72, endpoint=False)
-    ranges = np.asarray(sim.obstacle_ranges(angles, 5.0))
-    behind = np.roll(ranges, len(angles) // 2)  # the range straight behind each heading
-    k = int(np.argmin(np.where(behind > 1.2 + ranges, ranges, np.inf)))
-    x, y, yaw = (float(v) for v in sim.base_pose())
-    a = yaw + float(angles[k])
-    d = float(ranges[k]) - sim.config.robot_radius - gap
-    assert sim.set_base_pose(x + d * math.cos(a), y + d * math.sin(a), a)
+    return one_target_hab_env()
 
 
 def _back(sim, n: int) -> tuple[float, float, float]:
     cfg = sim.config
-    step = cfg.base_max_linear * cfg.policy_dt
-    x, y, yaw = (float(v) for v in sim.base_pose())
-    return (x - n * step * math.cos(yaw), y - n * step * math.sin(yaw), yaw)
+    return backed_off(sim, n, cfg.base_max_linear * cfg.policy_dt)
 
 
 def test_no_step_back_where_the_folded_arm_fits(env):
@@ -61,7 +40,7 @@ def test_no_step_back_where_the_folded_arm_fits(env):
 
 def test_steps_back_the_fewest_steps_after_which_the_folded_arm_fits(env):
     sim = env.sim
-    _face_nearest_wall(sim, gap=0.05)
+    face_nearest_wall(sim, gap=0.05)
     goal = reset_arm_joints(sim)
     assert clearance_at(sim, arm=goal, whole_robot=False) < 0.0  # the rest arm in the wall
     n = backoff_steps(sim)
@@ -90,7 +69,7 @@ def test_steps_back_the_fewest_steps_after_which_the_folded_arm_fits(env):
 
 def test_no_step_back_when_no_pose_within_reach_fits(env, monkeypatch):
     sim = env.sim
-    _face_nearest_wall(sim, gap=0.05)
+    face_nearest_wall(sim, gap=0.05)
     monkeypatch.setattr("rearrange.skills.reset_arm.BACKOFF_MAX", 0.05)  # less than a step
     assert backoff_steps(sim) == 0
 
