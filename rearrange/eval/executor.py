@@ -111,8 +111,9 @@ class ExecutorConfig:
     """Shoulder-to-object reach (m) the nav goal of a pick leg aims at (`nav_goal`)."""
     nav_unstick: bool = True
     """A nav leg whose base has neither moved nor turned for `stuck_window` steps backs
-    straight off (skills/nav_unstick.py; at most MAX_UNSTICKS times a leg, the steps count
-    toward its limit). Not in the VER paper, whose world never holds the robot."""
+    straight off and turns (skills/nav_unstick.py; at most MAX_UNSTICKS times a leg, the
+    steps count toward its limit); not for a nav that recovers itself (`recovers_itself`:
+    the scripted one). Not in the VER paper, whose world never holds the robot."""
     stuck_window: int = STUCK_WINDOW
 
 
@@ -140,6 +141,7 @@ class EpisodeProgress:
     frames: int = 0
     done_steps: set[int] = field(default_factory=set)
     arm_reset: bool = False  # the scripted arm reset between skills is running
+    unsticking: bool = False  # a stuck nav leg is backing off and turning (nav_unstick)
     ended: bool = False  # the plan has stopped (end card)
 
 
@@ -307,7 +309,9 @@ class TPSRLExecutor:
         run = StepRun()
         preset = skill_preset(skill)
         watch = StuckWatch(self.config.stuck_window)
-        unstick = self.config.nav_unstick and layout.stop is not None
+        # a nav with its own recovery (the scripted follower's) is left to it
+        recovers = getattr(skill, "recovers_itself", False)
+        unstick = self.config.nav_unstick and layout.stop is not None and not recovers
         obs = env.observe(step.skill, task_target, preset)
         while True:
             if env.num_steps >= self._max_steps():
@@ -354,14 +358,16 @@ class TPSRLExecutor:
         turn = unstick_turn(env.sim, back)
         run.unsticks += 1
         moves = [reverse_action(layout)] * back + [turn_action(layout, turn > 0)] * abs(turn)
+        self._progress.unsticking = True
         for action in moves:
             if run.steps >= limit or env.num_steps >= self._max_steps() or env.force_exceeded:
-                return
+                break
             env.apply_action(skill_name, action)
             run.steps += 1
             run.unstick_steps += 1
             run.blocked_at_end = 0  # what the policy's own steps count from here
             self._maybe_record()
+        self._progress.unsticking = False
 
     def _reset_arm(self) -> tuple[int, int]:
         """Run the scripted arm reset (ResetArm) until it is done, its step budget is spent

@@ -46,6 +46,8 @@ def caption(env: Any, progress: Any) -> list[str]:
     plan = progress.plan
     i = progress.step_index
     skill = str(plan[i]) if plan else "-"
+    if getattr(progress, "unsticking", False):
+        skill += ", stuck: stepping back"
     return [
         f"{env.scenario} {env.episode.episode_id}",
         f"skill {i + 1}/{len(plan)}: {skill}",

@@ -15,7 +15,9 @@ turned (`StuckWatch`), the executor backs the base straight off at full speed fo
 `UNSTICK_CLEAR` from walls and furniture, at most `UNSTICK_MAX`), turns it in place
 `UNSTICK_TURN` to the side where the robot keeps more room (`unstick_turn`: a skill backed
 straight off drove straight back into what held it), then hands control back to the skill,
-at most `MAX_UNSTICKS` times per leg. The steps count toward the leg's step limit. It is not
+at most `MAX_UNSTICKS` times per leg. The steps count toward the leg's step limit. A nav that
+recovers itself (`recovers_itself`: the scripted path follower backs up and re-plans) is left
+to it: on top of it the scripted chain lost 13 episodes and gained 6. It is not
 in the VER paper (its world never holds the robot); `--no-nav-unstick` runs without it. Tidy
 house, every skill on depth, seeds 0 / 1: 32 / 30 % without it, 36 / 40 % with it (docs/DESIGN.md
 §6.2 and §8.4; benchmarks/RESULTS.md, "The nav unsticks").

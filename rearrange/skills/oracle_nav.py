@@ -412,6 +412,10 @@ class PathFollower:
 
 class OracleNav(OracleSkill):
     name = "nav"
+    # The follower backs up and re-plans where it is stuck; the HAB executor's own step back
+    # (skills/nav_unstick.py) stays out of its way: on top of it, the scripted chain lost 13
+    # episodes and gained 6 (seed 0, benchmarks/RESULTS.md, "The nav unsticks").
+    recovers_itself = True
 
     def __init__(
         self,

@@ -170,3 +170,32 @@ def test_a_nav_held_in_place_recovers_max_unsticks_times_then_runs_out(env, monk
     assert run["unstick_steps"] <= MAX_UNSTICKS * (
         UNSTICK_MAX / reverse_step_m(env.sim) + round(UNSTICK_TURN / turn_step_rad(env.sim))
     )
+
+
+def test_the_video_caption_says_when_a_stuck_nav_steps_back(env):
+    from rearrange.eval.executor import EpisodeProgress
+    from rearrange.eval.overlays import caption
+
+    plan = make_plan(env.sim.layout, env.episode)[:1]
+    progress = EpisodeProgress(plan=plan, num_stages=1)
+    assert "stuck" not in caption(env, progress)[1]
+    progress.unsticking = True
+    assert caption(env, progress)[1].endswith(", stuck: stepping back")
+
+
+class SelfRecoveringPushingNav(PushingNav):
+    recovers_itself = True  # as the scripted nav's path follower does
+
+
+def test_a_nav_that_recovers_itself_is_left_to_it(env):
+    face_nearest_wall(env.sim, gap=0.01)
+    plan = make_plan(env.sim.layout, env.episode)[:1]
+    cfg = ExecutorConfig(step_limits={"nav": 100})
+    record = TPSRLExecutor(env, {"nav": SelfRecoveringPushingNav()}, cfg).run_episode(plan)
+    assert "unsticks" not in record.skill_runs[0]
+
+
+def test_the_scripted_nav_says_it_recovers_itself():
+    from rearrange.skills import make_skill
+
+    assert make_skill("nav", "oracle").recovers_itself is True
