@@ -106,6 +106,12 @@ class EvalResult:
                     frozen[run["skill"]] += 1
         return dict(frozen)
 
+    def unstuck_legs(self) -> tuple[int, int, int]:
+        """(legs the executor's nav unstick stepped back, of them those whose postcondition
+        held, the step backs in all); records without the count (older files) have none."""
+        runs = [r for e in self.episodes for r in e.skill_runs if r.get("unsticks")]
+        return len(runs), sum(bool(r["ok"]) for r in runs), sum(r["unsticks"] for r in runs)
+
 
 def format_table(result: EvalResult) -> str:
     lines = [
@@ -126,6 +132,12 @@ def format_table(result: EvalResult) -> str:
             lines.append(
                 f"legs ended frozen (last {FROZEN_STEPS}+ steps all blocked by the world): "
                 + ", ".join(f"{skill} {k}/{legs[skill][1]}" for skill, k in frozen.items())
+            )
+        unstuck, held, backs = result.unstuck_legs()
+        if unstuck:
+            lines.append(
+                f"nav legs stuck and stepped back (nav unstick): {unstuck}, {held} of them "
+                f"held; {backs} step backs"
             )
     causes = collections.Counter(e.failure_cause for e in result.episodes if not e.success)
     if causes:

@@ -136,6 +136,25 @@ def test_frozen_legs_are_those_whose_last_50_steps_were_all_blocked(tmp_path):
     assert "frozen" not in format_table(_result())  # none frozen: no line
 
 
+def test_table_counts_the_nav_legs_the_unstick_stepped_back():
+    def nav(ok, unsticks=0):
+        run = {"skill": "nav", "ok": ok, "steps": 300, "ended_by": "stop"}
+        if unsticks:
+            run.update(unsticks=unsticks, unstick_steps=18 * unsticks)
+        return run
+
+    eps = [
+        EpisodeRecord("a", 1, True, 900, "", "", skill_runs=[nav(True, 2), nav(True)]),
+        EpisodeRecord("b", 0, False, 900, "nav", "x", skill_runs=[nav(False, 4)]),
+    ]
+    result = EvalResult("tidy_house", "TP-SRL", ["pick 1"], eps)
+    assert result.unstuck_legs() == (2, 1, 6)
+    assert "nav legs stuck and stepped back (nav unstick): 2, 1 of them held; 6 step backs" in (
+        format_table(result)
+    )
+    assert "unstick" not in format_table(_result())  # none stepped back: no line
+
+
 def test_table_counts_failure_causes_and_overlaps_deeper_than_2_cm():
     eps = [
         EpisodeRecord("a", 2, True, 300, max_depth=0.008),
