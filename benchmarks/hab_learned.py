@@ -83,7 +83,7 @@ def config_args(scenario: str, name: str, args: argparse.Namespace, **over) -> E
         seed=args.seed,
         stop_mask_dist=args.stop_mask_dist,
         stop_mask_heading=args.stop_mask_heading,
-        nav_unstick=not getattr(args, "no_nav_unstick", False),
+        nav_unstick=not args.no_nav_unstick,
         stochastic=list(args.stochastic) if spec["skills"] == "learned" else [],
         progress=False,
     )

@@ -37,7 +37,6 @@ from rearrange.skills.nav_unstick import (
     MAX_UNSTICKS,
     STUCK_WINDOW,
     StuckWatch,
-    reverse_action,
     turn_action,
     unstick_steps,
     unstick_turn,
@@ -48,6 +47,7 @@ from rearrange.skills.reset_arm import (
     RESET_ARM_STEPS,
     ResetArm,
     backoff_steps,
+    reverse_action,
 )
 from rearrange.tasks import HabEnv
 from rearrange.tasks.grip_rules import GripTracker
@@ -379,7 +379,7 @@ class TPSRLExecutor:
         arm = ResetArm(action_layout(name, env.skill_base_movement(name)))
         self._progress.arm_reset = True
         back, wanted = 0, backoff_steps(env.sim)
-        reverse = action_layout(BACKOFF_LAYOUT_SKILL).compose(base=np.array([-1.0, 0.0]))
+        reverse = reverse_action(action_layout(BACKOFF_LAYOUT_SKILL))
         while back < wanted and env.num_steps < self._max_steps() and not env.force_exceeded:
             env.apply_action(BACKOFF_LAYOUT_SKILL, reverse)
             back += 1

@@ -32,6 +32,7 @@ import numpy as np
 
 from rearrange.sim.geometry import wrap_angle
 from rearrange.skills.oracle_motion import clearance_at
+from rearrange.skills.reset_arm import pose_behind, reverse_step_m
 
 STUCK_WINDOW = 20  # steps over which a stuck base has neither moved nor turned
 STUCK_MOVE = 0.05  # m: less than this from the window's last position is not moving
@@ -45,7 +46,6 @@ UNSTICK_CLEAR = 0.09  # m: the gap to walls and furniture the step back looks fo
 GAP_CAP = 0.15  # m: gaps are measured up to this (above UNSTICK_CLEAR)
 UNSTICK_TURN = math.radians(60)  # rad: then the base turns this far to the side with more room
 MAX_UNSTICKS = 4  # recoveries per leg; then the skill is left to its step limit
-UNSTICK_LAYOUT_SKILL = "nav"  # the layout the step back is decoded with (base, stop)
 
 
 class StuckWatch:
@@ -87,11 +87,6 @@ class StuckWatch:
         )
 
 
-def reverse_step_m(sim) -> float:
-    """How far one full-speed reverse step takes the base (m)."""
-    return float(sim.config.base_max_linear * sim.config.policy_dt)
-
-
 def _gap(sim, pose: tuple[float, float, float], cap: float = GAP_CAP) -> float:
     """The robot's gap (m) to walls and furniture with the base at `pose`: its arm, gripper
     and what it holds (`clearance_at`, measured up to `cap`) and its base disc (footprints)."""
@@ -110,11 +105,9 @@ def unstick_steps(
     step = reverse_step_m(sim)
     least = max(1, int(math.ceil(nearest / step - 1e-9)))
     most = max(least, int(farthest / step + 1e-9))
-    x, y, yaw = (float(v) for v in sim.base_pose())
     best_n, best_gap = least, 0.0
     for n in range(least, most + 1):
-        pose = (x - n * step * math.cos(yaw), y - n * step * math.sin(yaw), yaw)
-        gap = _gap(sim, pose)
+        gap = _gap(sim, pose_behind(sim, n))
         if gap >= clear:
             return n
         if gap > best_gap:
@@ -131,19 +124,13 @@ def unstick_turn(sim, back: int, angle: float = UNSTICK_TURN) -> int:
     """Signed full-speed turn steps after `back` reverse steps (+ left, - right): `angle`
     toward the side where the turned robot keeps the larger gap, left on a tie; 0 where
     neither turned pose keeps any."""
-    step, n = reverse_step_m(sim), max(1, round(angle / turn_step_rad(sim)))
-    x, y, yaw = (float(v) for v in sim.base_pose())
-    bx, by = x - back * step * math.cos(yaw), y - back * step * math.sin(yaw)
+    n = max(1, round(angle / turn_step_rad(sim)))
+    bx, by, yaw = pose_behind(sim, back)
     turn = n * turn_step_rad(sim)
     left, right = _gap(sim, (bx, by, yaw + turn)), _gap(sim, (bx, by, yaw - turn))
     if max(left, right) <= 0.0:
         return 0
     return n if left >= right else -n
-
-
-def reverse_action(layout) -> np.ndarray:
-    """The step back's action in a nav layout: full reverse, no turn, no stop."""
-    return layout.compose(base=np.array([-1.0, 0.0]))
 
 
 def turn_action(layout, left: bool) -> np.ndarray:
@@ -157,10 +144,7 @@ __all__ = [
     "STUCK_WINDOW",
     "StuckWatch",
     "UNSTICK_CLEAR",
-    "UNSTICK_LAYOUT_SKILL",
     "UNSTICK_MAX",
-    "reverse_action",
-    "reverse_step_m",
     "turn_action",
     "turn_step_rad",
     "unstick_steps",

@@ -165,6 +165,24 @@ def detour(sim) -> list[np.ndarray] | None:
     return None if path is None else [np.asarray(p, dtype=np.float64) for p in path[1:]]
 
 
+def reverse_step_m(sim) -> float:
+    """How far one full-speed reverse step takes the base (m)."""
+    return float(sim.config.base_max_linear * sim.config.policy_dt)
+
+
+def pose_behind(sim, n: int) -> tuple[float, float, float]:
+    """The base pose `n` full-speed reverse steps straight behind the current one (the step
+    back's, here and in skills/nav_unstick.py)."""
+    step = reverse_step_m(sim)
+    x, y, yaw = (float(v) for v in sim.base_pose())
+    return (x - n * step * math.cos(yaw), y - n * step * math.sin(yaw), yaw)
+
+
+def reverse_action(layout) -> np.ndarray:
+    """The step back's action in a nav layout: full reverse, no turn, no stop."""
+    return layout.compose(base=np.array([-1.0, 0.0]))
+
+
 def backoff_steps(sim) -> int:
     """Full-speed reverse steps the base takes before the arm reset, where the canonical
     joints are not clear of static geometry at its pose: the fewest (up to BACKOFF_MAX)
@@ -173,11 +191,7 @@ def backoff_steps(sim) -> int:
     goal = reset_arm_joints(sim)
     if clearance_at(sim, arm=goal, whole_robot=False) >= STRAIGHT_CLEAR:
         return 0
-    cfg = sim.config
-    step = cfg.base_max_linear * cfg.policy_dt
-    x, y, yaw = (float(v) for v in sim.base_pose())
-    for n in range(1, int(BACKOFF_MAX / step) + 1):
-        back = (x - n * step * math.cos(yaw), y - n * step * math.sin(yaw), yaw)
-        if clearance_at(sim, base=back, arm=goal, whole_robot=False) >= PLAN_CLEAR:
+    for n in range(1, int(BACKOFF_MAX / reverse_step_m(sim)) + 1):
+        if clearance_at(sim, base=pose_behind(sim, n), arm=goal, whole_robot=False) >= PLAN_CLEAR:
             return n
     return 0

@@ -17,11 +17,11 @@ from rearrange.skills.nav_unstick import (
     UNSTICK_TURN,
     StuckWatch,
     _gap,
-    reverse_step_m,
     turn_step_rad,
     unstick_steps,
     unstick_turn,
 )
+from rearrange.skills.reset_arm import reverse_step_m
 
 # --- the watch -----------------------------------------------------------------------------
 
