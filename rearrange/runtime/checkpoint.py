@@ -27,6 +27,7 @@ import torch
 
 from rearrange.models.config import ModelConfig
 from rearrange.runtime import weight_codec
+from rearrange.runtime.widen import widen_actions
 from rearrange.skill_spec import SCAN_SENSORS, action_layout, skill_names
 
 LATEST = "latest.pt"
@@ -240,17 +241,27 @@ def load_init_weights(
     path: Path, policy: torch.nn.Module, observation_space, action_space, device
 ) -> SkillCheckpoint:
     """Load another checkpoint's policy weights into `policy` (a new run fine-tuning them:
-    `pretrained_weights=`; shipped fp16 weights become fp32); its spaces must be the run's.
+    `pretrained_weights=`; shipped fp16 weights become fp32); its spaces must be the run's,
+    except that a fixed-base manipulation checkpoint may start its base-moving variant (the
+    same observations; `widen.widen_actions`: arm and grip as trained, the base at rest).
     CheckpointError in one line otherwise. Returns the checkpoint read."""
     ckpt = SkillCheckpoint.load(path, map_location=device)
-    for name, ours in (("observation", observation_space), ("action", action_space)):
-        theirs = getattr(ckpt, f"{name}_space")
-        if theirs != ours:
-            raise CheckpointError(
-                f"pretrained_weights {path}: its {name} space {theirs} differs from this "
-                f"run's {ours}: pass a checkpoint of the same skill, preset and base movement"
-            )
     weights = {k: v.float() if torch.is_floating_point(v) else v for k, v in ckpt.weights.items()}
+    if ckpt.observation_space != observation_space:
+        raise CheckpointError(
+            f"pretrained_weights {path}: its observation space {ckpt.observation_space} "
+            f"differs from this run's {observation_space}: pass a checkpoint of the same "
+            "skill, preset and base movement"
+        )
+    if ckpt.action_space != action_space:
+        if not _base_moving_twin(ckpt, action_space):
+            raise CheckpointError(
+                f"pretrained_weights {path}: its action space {ckpt.action_space} differs "
+                f"from this run's {action_space}: pass a checkpoint of the same skill and "
+                "base movement (or the fixed-base one of a --base-movement run)"
+            )
+        old, new = ckpt.action_space.shape[0], action_space.shape[0]
+        weights, _ = widen_actions(weights, policy.state_dict(), old, new)
     load_weights(
         policy,
         weights,
@@ -259,6 +270,22 @@ def load_init_weights(
         "use the model config it was trained with",
     )
     return ckpt
+
+
+def _base_moving_twin(ckpt: SkillCheckpoint, action_space) -> bool:
+    """Is `action_space` the base-moving variant of fixed-base `ckpt`'s actions? (A
+    manipulation skill's base dims come last: `skill_spec.action_layout`.)"""
+    if ckpt.base_movement or ckpt.skill not in skill_names() or ckpt.skill == "nav":
+        return False
+    fixed, moving = action_layout(ckpt.skill, False).size, action_layout(ckpt.skill, True).size
+    shapes = (tuple(ckpt.action_space.shape), tuple(action_space.shape))
+    if shapes != ((fixed,), (moving,)):
+        return False
+    lows, highs = np.asarray(action_space.low), np.asarray(action_space.high)
+    return bool(
+        np.array_equal(lows[:fixed], ckpt.action_space.low)
+        and np.array_equal(highs[:fixed], ckpt.action_space.high)
+    )
 
 
 def require_algo(path: Path, training: TrainingState, key: str, fix: str) -> None:

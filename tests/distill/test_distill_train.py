@@ -86,3 +86,29 @@ def test_a_new_student_run_starts_from_pretrained_weights(tmp_path, capsys):
     state = pretrained_path("pick")
     assert main([*argv, "--run-name", "c", f"pretrained_weights={state}"]) == 1
     assert "observation space" in capsys.readouterr().err
+
+
+def test_a_base_moving_student_starts_from_its_fixed_base_twin(tmp_path, capsys):
+    # `pick --base-movement ... pretrained_weights=<fixed-base pick student>`: every layer
+    # loads; the action head and previous-action embedding gain the base's two dimensions,
+    # started at zero (the base at rest). The other way round (narrowing) is refused in one line.
+    argv = ["pick", "--algo", "distill", "--serial", f"runs_root={tmp_path}", *TINY_STUDENT,
+            *TINY_DAGGER, "run.total_steps=32", "distill.lr=1e-12"]  # fmt: skip
+    assert main([*argv, "--run-name", "fixed"]) == 0
+    fixed_path = tmp_path / "pick" / "fixed" / "checkpoints" / "latest.pt"
+    assert main([*argv, "--base-movement", "--run-name", "bm", f"pretrained_weights={fixed_path}"]) == 0
+    fixed = SkillCheckpoint.load(fixed_path)
+    bm = SkillCheckpoint.load(tmp_path / "pick" / "bm" / "checkpoints" / "latest.pt")
+    assert bm.base_movement and bm.action_space.shape == (10,)
+    mean, embed = bm.weights["action_head.mean.weight"], bm.weights["prev_action_embedding.weight"]
+    torch.testing.assert_close(mean[:8], fixed.weights["action_head.mean.weight"], atol=1e-6, rtol=0)
+    assert mean[8:].abs().max() < 1e-6 and bm.weights["action_head.mean.bias"][8:].abs().max() < 1e-6
+    torch.testing.assert_close(embed[:, :8], fixed.weights["prev_action_embedding.weight"],
+                               atol=1e-6, rtol=0)  # fmt: skip
+    assert embed[:, 8:].abs().max() < 1e-6
+    key = "encoder.visual.backbone.stem.0.weight"
+    torch.testing.assert_close(bm.weights[key], fixed.weights[key], atol=1e-6, rtol=0)
+    bm_path = tmp_path / "pick" / "bm" / "checkpoints" / "latest.pt"
+    assert main([*argv, "--run-name", "back", f"pretrained_weights={bm_path}"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "action space" in err and "fixed-base one of a --base-movement run" in err
