@@ -30,7 +30,7 @@ from pathlib import Path
 
 from rearrange.eval.stats import format_rate
 from rearrange.runtime.weight_codec import PRECISIONS
-from rearrange.skills.pretrained import PRETRAINED_DIR, shipped
+from rearrange.skills.pretrained import PRETRAINED_DIR, shipped, weights_dir
 
 PROG = "python -m rearrange.ship_skill"
 
@@ -51,6 +51,7 @@ def export(args: argparse.Namespace) -> int:
 
     src = Path(args.checkpoint)
     ckpt = SkillCheckpoint.load(src)
+    folder = Path(args.out_dir) if args.out_dir else ship_dir(ckpt.base_movement, ckpt.obs_preset)
     run = SkillEvalArgs.for_checkpoint(src, ckpt, args.episodes, args.seed)
     result = evaluate_skill(run)
     print(table_row(result))
@@ -71,8 +72,23 @@ def export(args: argparse.Namespace) -> int:
         "source_sha256": hashlib.sha256(src.read_bytes()).hexdigest(),
         "exported": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    out = Path(args.out_dir) / f"{ckpt.file_stem}.pt"
+    out = folder / f"{ckpt.file_stem}.pt"
     return _ship(ckpt, manifest, args.precision, args.episodes, args.seed, out)
+
+
+def ship_dir(base_movement: bool, obs_preset: str) -> Path:
+    """Where `export` ships a checkpoint by default: the package's folder, but for a
+    base-moving depth student, which goes to the weights distribution (weights/ in the
+    repository: the package's weight budget holds the fixed-base students only)."""
+    if not (base_movement and obs_preset == "depth"):
+        return PRETRAINED_DIR
+    extra = weights_dir()
+    if extra is None:
+        raise SystemExit(
+            "ship_skill export: a base-moving depth student ships in the weights "
+            "distribution, which is not installed: pip install -e weights (or pass --out-dir)"
+        )
+    return extra
 
 
 def _ship(ckpt, manifest: dict, precision: str, episodes: int, seed: int, out: Path) -> int:
@@ -160,7 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--episodes", type=int, default=100)
     e.add_argument("--seed", type=int, default=0)
     e.add_argument("--commit", help="commit the training ran at (default: HEAD)")
-    e.add_argument("--out-dir", default=str(PRETRAINED_DIR))
+    e.add_argument(
+        "--out-dir",
+        help="default: rearrange/skills/pretrained/, or weights/rearrange_weights/ for a "
+        "base-moving depth student (the package's weight budget holds the others)",
+    )
     e.add_argument(
         "--precision",
         choices=PRECISIONS,

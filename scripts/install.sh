@@ -16,4 +16,7 @@ PY=${PYTHON:-python3}
 .venv/bin/python -m pip install -q "torch==2.13.0" 2>&1 | grep -v "^WARNING: Location" || true
 extra=""; [ "${1:-}" = "dev" ] && extra="[dev]"
 .venv/bin/python -m pip install -q -e ".${extra}" 2>&1 | grep -v "^WARNING: Location" || true
-.venv/bin/python -c "import rearrange, torch, mujoco" 
+# The base-moving depth students: a second distribution of this repository (weights/), as
+# they do not fit the package's weight budget; installed from the working tree, no fetch.
+.venv/bin/python -m pip install -q -e weights 2>&1 | grep -v "^WARNING: Location" || true
+.venv/bin/python -c "import rearrange, rearrange_weights, torch, mujoco" 

@@ -64,11 +64,17 @@ def find_skill_checkpoint(
                 f"{_train_hint(skill, bool(variant), depth)} or drop --newest-run for the "
                 "shipped checkpoint"
             )
-    from rearrange.skills.pretrained import pretrained_path
+    from rearrange.skills.pretrained import pretrained_path, weights_dir
 
     shipped = pretrained_path(skill, base_movement, depth)
     if shipped is not None:
         return shipped
+    if depth and variant and weights_dir() is None:
+        raise SkillError(
+            f"no depth checkpoint for skill {skill!r}{variant}: the base-moving depth "
+            "students ship in the weights distribution, which is not installed: run "
+            "`.venv/bin/python -m pip install -e weights` (bash scripts/install.sh does)"
+        )
     raise SkillError(
         f"no {kind}checkpoint for skill {skill!r}{variant} shipped with the package; train "
         f"one with {_train_hint(skill, bool(variant), depth)} and pass --newest-run, or use "

@@ -96,13 +96,20 @@ def test_a_base_moving_student_starts_from_its_fixed_base_twin(tmp_path, capsys)
             *TINY_DAGGER, "run.total_steps=32", "distill.lr=1e-12"]  # fmt: skip
     assert main([*argv, "--run-name", "fixed"]) == 0
     fixed_path = tmp_path / "pick" / "fixed" / "checkpoints" / "latest.pt"
-    assert main([*argv, "--base-movement", "--run-name", "bm", f"pretrained_weights={fixed_path}"]) == 0
+    assert (
+        main([*argv, "--base-movement", "--run-name", "bm", f"pretrained_weights={fixed_path}"])
+        == 0
+    )
     fixed = SkillCheckpoint.load(fixed_path)
     bm = SkillCheckpoint.load(tmp_path / "pick" / "bm" / "checkpoints" / "latest.pt")
     assert bm.base_movement and bm.action_space.shape == (10,)
     mean, embed = bm.weights["action_head.mean.weight"], bm.weights["prev_action_embedding.weight"]
-    torch.testing.assert_close(mean[:8], fixed.weights["action_head.mean.weight"], atol=1e-6, rtol=0)
-    assert mean[8:].abs().max() < 1e-6 and bm.weights["action_head.mean.bias"][8:].abs().max() < 1e-6
+    torch.testing.assert_close(
+        mean[:8], fixed.weights["action_head.mean.weight"], atol=1e-6, rtol=0
+    )
+    assert (
+        mean[8:].abs().max() < 1e-6 and bm.weights["action_head.mean.bias"][8:].abs().max() < 1e-6
+    )
     torch.testing.assert_close(embed[:, :8], fixed.weights["prev_action_embedding.weight"],
                                atol=1e-6, rtol=0)  # fmt: skip
     assert embed[:, 8:].abs().max() < 1e-6

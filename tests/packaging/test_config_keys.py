@@ -21,7 +21,7 @@ from rearrange.config import (
 )
 from rearrange.pql.config import PQLConfig
 from rearrange.runtime.run import RunConfig
-from rearrange.skills.pretrained import PRETRAINED_DIR, training_argv
+from rearrange.skills.pretrained import shipped_dirs, shipped_file, training_argv
 from rearrange.train_skill import main
 from rearrange.ver_backend.config import PPOConfig, VERConfig
 
@@ -124,14 +124,14 @@ def _hydra_value(text: str):
     return value
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in PRETRAINED_DIR.glob("*.json")))
+@pytest.mark.parametrize("name", sorted(p.stem for d in shipped_dirs() for p in d.glob("*.json")))
 def test_the_shipped_training_commands_mean_what_they_meant(name, tmp_path):
     """Every key=value of a shipped checkpoint's training command lands, unchanged, on the
     setting it set when the checkpoint was trained (e.g. pql.checkpoint_interval=50000:
     a checkpoint every 50,000 env steps, now run.checkpoint_every_steps)."""
     from rearrange.train_skill import compose_run, parse_args
 
-    command = json.loads((PRETRAINED_DIR / f"{name}.json").read_text())["training_command"]
+    command = json.loads(shipped_file(f"{name}.json").read_text())["training_command"]
     argv = training_argv(command)
     cfg, _ = compose_run(parse_args([*argv, f"runs_root={tmp_path}"]))
     for override in _shipped_overrides(command):

@@ -9,7 +9,13 @@ import pytest
 from pql_testlib import TINY, train_synthetic
 
 from rearrange.config import compose_train_config, foreign_trainer_override
-from rearrange.skills.pretrained import PRETRAINED_DIR, pretrained_path, training_argv
+from rearrange.skills.pretrained import (
+    PRETRAINED_DIR,
+    pretrained_path,
+    shipped_dirs,
+    shipped_file,
+    training_argv,
+)
 from rearrange.train_skill import main, manifest_algo, start_banner
 
 MANIPULATION = ("pick", "place", "open_cab", "open_fridge", "close_cab", "close_fridge")
@@ -201,11 +207,11 @@ def test_durations_read_as_a_person_would_say_them():
     assert eta_text(10, 0.0, 20) == "ETA unknown to 20 steps"
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in PRETRAINED_DIR.glob("*.json")))
+@pytest.mark.parametrize("name", sorted(p.stem for d in shipped_dirs() for p in d.glob("*.json")))
 def test_every_shipped_training_command_still_composes(name, tmp_path):
     from rearrange.train_skill import compose_run, parse_args, total_steps_of
 
-    manifest = json.loads((PRETRAINED_DIR / f"{name}.json").read_text())
+    manifest = json.loads(shipped_file(f"{name}.json").read_text())
     argv = training_argv(manifest["training_command"])
     cfg, _ = compose_run(parse_args([*argv, f"runs_root={tmp_path}"]))
     keys = ("total_steps=", "run.total_steps=")  # the alias and the run config's key

@@ -160,3 +160,14 @@ def test_eval_skill_errors_are_one_line(argv, needles, tmp_path, monkeypatch, ca
     assert eval_skill_main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and all(n in err for n in needles), err
+
+
+def test_a_missing_weights_distribution_is_named_with_its_install_command(
+    tmp_path, shipped_dir, monkeypatch
+):
+    monkeypatch.setattr(pre, "weights_dir", lambda: None)
+    with pytest.raises(SkillError, match="weights distribution, which is not installed") as info:
+        find_skill_checkpoint("pick", base_movement=True, depth=True)
+    assert "pip install -e weights" in str(info.value) and "\n" not in str(info.value)
+    with pytest.raises(SkillError, match="no depth checkpoint for skill 'pick' shipped"):
+        find_skill_checkpoint("pick", depth=True)  # the fixed-base one: train it
