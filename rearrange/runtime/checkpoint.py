@@ -26,8 +26,9 @@ import numpy as np
 import torch
 
 from rearrange.models.config import ModelConfig
+from rearrange.models.encoders import split_observation_space
 from rearrange.runtime import weight_codec
-from rearrange.runtime.widen import widen_actions
+from rearrange.runtime.widen import vector_positions, widen_actions, widen_observations
 from rearrange.skill_spec import SCAN_SENSORS, action_layout, skill_names
 
 LATEST = "latest.pt"
@@ -247,14 +248,17 @@ def load_init_weights(
     CheckpointError in one line otherwise. Returns the checkpoint read."""
     ckpt = SkillCheckpoint.load(path, map_location=device)
     weights = {k: v.float() if torch.is_floating_point(v) else v for k, v in ckpt.weights.items()}
+    twin = _base_moving_twin(ckpt, action_space)
     if ckpt.observation_space != observation_space:
-        raise CheckpointError(
-            f"pretrained_weights {path}: its observation space {ckpt.observation_space} "
-            f"differs from this run's {observation_space}: pass a checkpoint of the same "
-            "skill, preset and base movement"
-        )
+        if not (twin and _only_adds_vectors(ckpt.observation_space, observation_space)):
+            raise CheckpointError(
+                f"pretrained_weights {path}: its observation space {ckpt.observation_space} "
+                f"differs from this run's {observation_space}: pass a checkpoint of the same "
+                "skill, preset and base movement"
+            )
+        weights = _widened_observations(weights, ckpt, policy, observation_space)
     if ckpt.action_space != action_space:
-        if not _base_moving_twin(ckpt, action_space):
+        if not twin:
             raise CheckpointError(
                 f"pretrained_weights {path}: its action space {ckpt.action_space} differs "
                 f"from this run's {action_space}: pass a checkpoint of the same skill and "
@@ -286,6 +290,32 @@ def _base_moving_twin(ckpt: SkillCheckpoint, action_space) -> bool:
         np.array_equal(lows[:fixed], ckpt.action_space.low)
         and np.array_equal(highs[:fixed], ckpt.action_space.high)
     )
+
+
+def _only_adds_vectors(old: gym.spaces.Dict, new: gym.spaces.Dict) -> bool:
+    """Does `new` hold every observation of `old`, unchanged, plus only vectors (the
+    base-moving articulated tasks add `art_joint_to_target`)?"""
+    if any(k not in new.spaces or new[k] != space for k, space in old.spaces.items()):
+        return False
+    return all(len(new[k].shape) == 1 for k in new.spaces if k not in old.spaces)
+
+
+def _widened_observations(weights, ckpt: SkillCheckpoint, policy, observation_space):
+    """`weights` with the input layer and vector normaliser fitted to the observations the
+    base-moving variant adds (`widen.widen_observations`)."""
+    def sizes(space, keys):
+        return [int(np.prod(space[k].shape)) for k in keys]
+
+    old = split_observation_space(ckpt.observation_space, ckpt.model)
+    new = split_observation_space(observation_space, ckpt.model)
+    positions = vector_positions(
+        old.vector_keys, sizes(ckpt.observation_space, old.vector_keys),
+        new.vector_keys, sizes(observation_space, new.vector_keys),
+    )  # fmt: skip
+    visual = getattr(getattr(policy, "encoder", None), "visual", None)
+    offset = int(getattr(visual, "output_size", 0))
+    out, _ = widen_observations(weights, policy.state_dict(), positions, new.vector_size, offset)
+    return out
 
 
 def require_algo(path: Path, training: TrainingState, key: str, fix: str) -> None:

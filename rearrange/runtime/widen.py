@@ -56,3 +56,73 @@ def _widened_dim(value, ours, old_width: int, new_width: int) -> int | None:
         return None
     d = differ[0]
     return d if (value.shape[d], ours.shape[d]) == (old_width, new_width) else None
+
+
+def vector_positions(old_keys, old_sizes, new_keys, new_sizes) -> list[int]:
+    """Where each element of the old concatenated vector observation sits in the new one
+    (both concatenated in sorted key order, `models.encoders.flatten_vectors`); every old
+    key must be in the new layout with its size."""
+    starts, at = {}, 0
+    for key, size in zip(new_keys, new_sizes, strict=True):
+        starts[key], at = (at, size), at + size
+    out: list[int] = []
+    for key, size in zip(old_keys, old_sizes, strict=True):
+        start, new_size = starts[key]
+        if new_size != size:
+            raise ValueError(f"observation {key!r} is {size} wide, now {new_size}")
+        out.extend(range(start, start + size))
+    return out
+
+
+def widen_observations(
+    weights: Mapping[str, torch.Tensor],
+    target: Mapping[str, torch.Tensor],
+    positions: list[int],
+    new_vector: int,
+    input_offset: int,
+) -> tuple[dict[str, torch.Tensor], list[str]]:
+    """`weights` of a policy whose vector observation had `len(positions)` elements fitted to
+    one with `new_vector` (observations added; `positions`: `vector_positions`). The input
+    layer reads [`input_offset` visual features, the vector, the rest]: its old columns move
+    to their new places and the added observations' columns are zero, so the widened policy
+    ignores them until it learns to use them. The vector normaliser's statistics move the
+    same way; the added entries keep the target's own (mean 0, var 1). Other tensors pass
+    unchanged. Returns the weights and the names of the tensors widened."""
+    old_vector = len(positions)
+    added = new_vector - old_vector
+    if added <= 0:
+        raise ValueError(f"widen_observations: {old_vector} -> {new_vector} is not a widening")
+    out: dict[str, torch.Tensor] = {}
+    widened: list[str] = []
+    for name, value in weights.items():
+        ours = target.get(name)
+        dim = _grown_dim(value, ours, added)
+        if dim is None:
+            out[name] = value
+            continue
+        old = value.shape[dim]
+        if old == old_vector:  # the vector itself (the normaliser)
+            index = list(positions)
+        else:  # the input layer: [visual, vector, rest]
+            tail = old - input_offset - old_vector
+            if tail < 0:
+                out[name] = value
+                continue
+            index = [*range(input_offset), *(input_offset + p for p in positions)]
+            index += range(input_offset + new_vector, input_offset + new_vector + tail)
+        keep_target = "norm." in name  # statistics: the target's own for the added entries
+        start = ours.detach().clone() if keep_target else torch.zeros_like(ours)
+        start = start.to(value.dtype)
+        start.index_copy_(dim, torch.tensor(index, dtype=torch.long), value)
+        out[name] = start
+        widened.append(name)
+    return out, widened
+
+
+def _grown_dim(value, ours, added: int) -> int | None:
+    if ours is None or value.dim() != ours.dim() or value.shape == ours.shape:
+        return None
+    differ = [d for d in range(value.dim()) if value.shape[d] != ours.shape[d]]
+    if len(differ) != 1 or ours.shape[differ[0]] - value.shape[differ[0]] != added:
+        return None
+    return differ[0]

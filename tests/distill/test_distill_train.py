@@ -119,3 +119,32 @@ def test_a_base_moving_student_starts_from_its_fixed_base_twin(tmp_path, capsys)
     assert main([*argv, "--run-name", "back", f"pretrained_weights={bm_path}"]) == 1
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "action space" in err and "fixed-base one of a --base-movement run" in err
+
+
+def test_a_base_moving_articulated_student_acts_as_its_fixed_base_twin(tmp_path):
+    # open_fridge --base-movement also observes art_joint_to_target (sorted first among the
+    # vectors): the LSTM's input columns and the vector normaliser make room for it at zero,
+    # so the widened student's first actions are its source's on the arm, 0 on the base.
+    argv = ["open_fridge", "--algo", "distill", "--serial", f"runs_root={tmp_path}",
+            *TINY_STUDENT, *TINY_DAGGER, "run.total_steps=32", "distill.lr=1e-12",
+            "model.vector_norm=true", "model.prev_action_input=false"]  # fmt: skip
+    assert main([*argv, "--run-name", "fixed"]) == 0
+    fixed_path = tmp_path / "open_fridge" / "fixed" / "checkpoints" / "latest.pt"
+    assert main([*argv, "--base-movement", "--run-name", "bm", f"pretrained_weights={fixed_path}"]) == 0
+    bm_path = tmp_path / "open_fridge" / "bm" / "checkpoints" / "latest.pt"
+    fixed = LearnedSkill(fixed_path, skill_name="open_fridge")
+    moving = LearnedSkill(bm_path, skill_name="open_fridge")
+    added = set(moving.observation_space.spaces) - set(fixed.observation_space.spaces)
+    assert added == {"art_joint_to_target"}
+    norm = SkillCheckpoint.load(bm_path).weights["encoder.vector_norm.mean"]
+    src = SkillCheckpoint.load(fixed_path).weights["encoder.vector_norm.mean"]
+    assert norm.shape[0] == src.shape[0] + 1 and norm[0] == 0  # its entry first, at rest
+    torch.testing.assert_close(norm[1:], src, atol=1e-6, rtol=0)
+    rng = np.random.default_rng(0)
+    for _ in range(3):  # a few steps: the recurrent state must agree too
+        obs = {k: rng.uniform(0, 1, s.shape).astype(np.float32)
+               for k, s in fixed.observation_space.spaces.items()}  # fmt: skip
+        a = fixed.act(obs, None)
+        b = moving.act({**obs, "art_joint_to_target": np.array([0.7], np.float32)}, None)
+        np.testing.assert_allclose(b[:8], a, atol=1e-5)
+        np.testing.assert_allclose(b[8:], 0.0, atol=1e-5)

@@ -50,3 +50,26 @@ def test_the_widened_linear_layer_computes_the_same_arm_actions():
     y = moving(x)
     torch.testing.assert_close(y[:, :8], fixed(x))
     assert torch.count_nonzero(y[:, 8:]) == 0
+
+
+def test_an_added_observation_gets_a_zero_input_column_where_sorting_puts_it():
+    from rearrange.runtime.widen import vector_positions, widen_observations
+
+    # old vector: a (2), c (1); new: a (2), b (1), c (1) -> old elements land at 0, 1, 3
+    positions = vector_positions(("a", "c"), (2, 1), ("a", "b", "c"), (2, 1, 1))
+    assert positions == [0, 1, 3]
+    # input layer reads [2 visual features, the vector, 1 previous-action feature]
+    old = {
+        "rnn.w": torch.tensor([[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]]),  # v v a a c p
+        "enc.norm.mean": torch.tensor([0.1, 0.2, 0.3]),
+        "enc.norm.var": torch.tensor([2.0, 3.0, 4.0]),
+    }
+    target = {"rnn.w": torch.full((1, 7), 9.0), "enc.norm.mean": torch.zeros(4),
+              "enc.norm.var": torch.ones(4)}  # fmt: skip
+    out, widened = widen_observations(old, target, positions, 4, input_offset=2)
+    assert sorted(widened) == ["enc.norm.mean", "enc.norm.var", "rnn.w"]
+    assert out["rnn.w"].tolist() == [[1, 2, 3, 4, 0, 5, 6]]  # v v a a b c p
+    torch.testing.assert_close(out["enc.norm.mean"], torch.tensor([0.1, 0.2, 0.0, 0.3]))
+    assert out["enc.norm.var"].tolist() == [2, 3, 1, 4]
+    with pytest.raises(ValueError, match="1 wide, now 2"):
+        vector_positions(("a",), (1,), ("a",), (2,))
