@@ -303,6 +303,7 @@ def _only_adds_vectors(old: gym.spaces.Dict, new: gym.spaces.Dict) -> bool:
 def _widened_observations(weights, ckpt: SkillCheckpoint, policy, observation_space):
     """`weights` with the input layer and vector normaliser fitted to the observations the
     base-moving variant adds (`widen.widen_observations`)."""
+
     def sizes(space, keys):
         return [int(np.prod(space[k].shape)) for k in keys]
 

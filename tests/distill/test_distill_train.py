@@ -130,7 +130,10 @@ def test_a_base_moving_articulated_student_acts_as_its_fixed_base_twin(tmp_path)
             "model.vector_norm=true", "model.prev_action_input=false"]  # fmt: skip
     assert main([*argv, "--run-name", "fixed"]) == 0
     fixed_path = tmp_path / "open_fridge" / "fixed" / "checkpoints" / "latest.pt"
-    assert main([*argv, "--base-movement", "--run-name", "bm", f"pretrained_weights={fixed_path}"]) == 0
+    assert (
+        main([*argv, "--base-movement", "--run-name", "bm", f"pretrained_weights={fixed_path}"])
+        == 0
+    )
     bm_path = tmp_path / "open_fridge" / "bm" / "checkpoints" / "latest.pt"
     fixed = LearnedSkill(fixed_path, skill_name="open_fridge")
     moving = LearnedSkill(bm_path, skill_name="open_fridge")
