@@ -243,8 +243,9 @@ def load_init_weights(
 ) -> SkillCheckpoint:
     """Load another checkpoint's policy weights into `policy` (a new run fine-tuning them:
     `pretrained_weights=`; shipped fp16 weights become fp32); its spaces must be the run's,
-    except that a fixed-base manipulation checkpoint may start its base-moving variant (the
-    same observations; `widen.widen_actions`: arm and grip as trained, the base at rest).
+    except that a fixed-base manipulation checkpoint may start its base-moving variant
+    (`widen.widen_actions`: arm and grip as trained, the base at rest; and
+    `widen.widen_observations` for the vectors that variant adds, read as zero).
     CheckpointError in one line otherwise. Returns the checkpoint read."""
     ckpt = SkillCheckpoint.load(path, map_location=device)
     weights = {k: v.float() if torch.is_floating_point(v) else v for k, v in ckpt.weights.items()}

@@ -36,8 +36,8 @@ def widen_actions(
     widened: list[str] = []
     for name, value in weights.items():
         ours = target.get(name)
-        dim = _widened_dim(value, ours, old_width, new_width)
-        if dim is None:
+        dim = _differing_dim(value, ours)
+        if dim is None or (value.shape[dim], ours.shape[dim]) != (old_width, new_width):
             out[name] = value
             continue
         start = ours.detach().clone() if name.endswith("log_std") else torch.zeros_like(ours)
@@ -48,14 +48,13 @@ def widen_actions(
     return out, widened
 
 
-def _widened_dim(value, ours, old_width: int, new_width: int) -> int | None:
+def _differing_dim(value, ours) -> int | None:
+    """The one dimension in which `value`'s shape differs from `ours` (the target's), or
+    None (no target, other rank, same shape, or several dimensions differ)."""
     if ours is None or value.dim() != ours.dim() or value.shape == ours.shape:
         return None
     differ = [d for d in range(value.dim()) if value.shape[d] != ours.shape[d]]
-    if len(differ) != 1:
-        return None
-    d = differ[0]
-    return d if (value.shape[d], ours.shape[d]) == (old_width, new_width) else None
+    return differ[0] if len(differ) == 1 else None
 
 
 def vector_positions(old_keys, old_sizes, new_keys, new_sizes) -> list[int]:
@@ -96,8 +95,8 @@ def widen_observations(
     widened: list[str] = []
     for name, value in weights.items():
         ours = target.get(name)
-        dim = _grown_dim(value, ours, added)
-        if dim is None:
+        dim = _differing_dim(value, ours)
+        if dim is None or ours.shape[dim] - value.shape[dim] != added:
             out[name] = value
             continue
         old = value.shape[dim]
@@ -117,12 +116,3 @@ def widen_observations(
         out[name] = start
         widened.append(name)
     return out, widened
-
-
-def _grown_dim(value, ours, added: int) -> int | None:
-    if ours is None or value.dim() != ours.dim() or value.shape == ours.shape:
-        return None
-    differ = [d for d in range(value.dim()) if value.shape[d] != ours.shape[d]]
-    if len(differ) != 1 or ours.shape[differ[0]] - value.shape[differ[0]] != added:
-        return None
-    return differ[0]
