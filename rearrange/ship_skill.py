@@ -30,7 +30,7 @@ from pathlib import Path
 
 from rearrange.eval.stats import format_rate
 from rearrange.runtime.weight_codec import PRECISIONS
-from rearrange.skills.pretrained import PRETRAINED_DIR, shipped, weights_dir
+from rearrange.skills.pretrained import PRETRAINED_DIR, shipped, shipped_dirs, weights_dir
 
 PROG = "python -m rearrange.ship_skill"
 
@@ -141,7 +141,7 @@ def reencode(args: argparse.Namespace) -> int:
 def list_shipped() -> int:
     rows = shipped()
     if not rows:
-        print(f"no checkpoints shipped in {PRETRAINED_DIR}")
+        print(f"no checkpoints shipped in {' or '.join(str(d) for d in shipped_dirs())}")
     for m in rows:
         rate, n = m.get("val_success"), m.get("val_episodes")
         rate_txt = "?"

@@ -212,3 +212,15 @@ def test_export_ships_a_base_moving_depth_student_to_the_weights_distribution(mo
     monkeypatch.setattr(ship_skill, "weights_dir", lambda: None)
     with pytest.raises(SystemExit, match="pip install -e weights"):
         ship_skill.ship_dir(True, "depth")
+
+
+def test_list_names_every_folder_it_looked_in_when_nothing_is_shipped(
+    tmp_path, monkeypatch, capsys
+):
+    from rearrange import ship_skill
+
+    own, extra = tmp_path / "pretrained", tmp_path / "weights"
+    monkeypatch.setattr(ship_skill, "shipped", lambda: [])
+    monkeypatch.setattr(ship_skill, "shipped_dirs", lambda: [own, extra])
+    assert ship_skill.list_shipped() == 0
+    assert capsys.readouterr().out.strip() == f"no checkpoints shipped in {own} or {extra}"
