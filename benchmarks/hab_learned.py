@@ -9,7 +9,8 @@ scripted nav; learned: TP-SRL with every skill learned (shipped, or the training
 --checkpoints / --newest-run name, as in `rearrange.eval`), those named in
 --oracle scripted; learned_bm: learned nav, then manipulation skills that move the base;
 learned_depth / learned_bm_depth: the same two with every skill a policy on head depth;
-learned_nonav: NoNav, which needs base-movement checkpoints; oracle / oracle_nonav: scripted
+learned_nonav / learned_nonav_depth: NoNav, which needs base-movement checkpoints (state /
+depth); oracle / oracle_nonav: scripted
 skills), runs `rearrange.eval` on the same val episodes and writes under --out:
 - results_<scenario>_<config>.json (per episode);
 - table.md: per-stage and full-task success with Wilson 95% intervals
@@ -48,6 +49,7 @@ CONFIGS = {
     # every skill a policy on head depth (issue 29: SKILL[_bm]_depth.pt, `--policy depth`)
     "learned_depth": dict(skills="learned", no_nav=False, policy="depth"),
     "learned_bm_depth": dict(skills="learned", no_nav=False, base_movement=True, policy="depth"),
+    "learned_nonav_depth": dict(skills="learned", no_nav=True, policy="depth"),
     "oracle": dict(skills="oracle", no_nav=False),
     "oracle_nonav": dict(skills="oracle", no_nav=True),
 }

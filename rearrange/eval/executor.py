@@ -27,6 +27,7 @@ import numpy as np
 
 from rearrange.eval.episode_film import EpisodeFilm
 from rearrange.eval.frame_layout import FrameLayout
+from rearrange.eval.held_pose import held_pose
 from rearrange.eval.report import EpisodeRecord, FailureCause
 from rearrange.planner import PlanStep, plan_stages
 from rearrange.sim.geometry import wrap_angle
@@ -278,7 +279,8 @@ class TPSRLExecutor:
         """Where a pick or place leg starts: the horizontal distance (m) from the arm's
         shoulder to its object (pick) or goal (place), and that point's bearing off the
         base's heading (degrees), the two numbers a fixed-base skill's start spread is drawn
-        in (`PlacementConfig.reach_min` .. `reach_max`, ± `yaw_noise`)."""
+        in (`PlacementConfig.reach_min` .. `reach_max`, ± `yaw_noise`); a place leg adds how
+        the object is held (`held_pose`)."""
         sim = self.env.sim
         if skill_def(step.skill).starts_holding:
             target_xy = self.env.place_target(step.target_index).goal_pos[:2]
@@ -288,7 +290,10 @@ class TPSRLExecutor:
         reach = shoulder_reach(pose, target_xy, _SHOULDER_X)
         bearing = math.atan2(float(target_xy[1]) - pose[1], float(target_xy[0]) - pose[0])
         off = wrap_angle(bearing - pose[2])
-        return {"start_reach_m": round(reach, 3), "start_bearing_deg": round(math.degrees(off), 1)}
+        start = {"start_reach_m": round(reach, 3), "start_bearing_deg": round(math.degrees(off), 1)}
+        if skill_def(step.skill).starts_holding:  # the grasp the pick before it left
+            start.update(held_pose(sim))
+        return start
 
     def _max_steps(self) -> int:
         return min(self.config.max_steps, self.env.max_steps)

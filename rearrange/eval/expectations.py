@@ -82,9 +82,9 @@ EXPECTATIONS = (
 def config_name(config: dict) -> str:
     """The benchmarks.hab_learned configuration an evaluation's config (EvalResult.config)
     ran: learned, learned_oracle_nav, learned_nonav, learned_bm, learned_depth,
-    learned_bm_depth, oracle, oracle_nonav; "" for any other mix (e.g. NoNav with some skills
-    scripted, skills sampling their actions: the figures are of the mean action, or the nav
-    unstick off: they are with it)."""
+    learned_bm_depth, learned_nonav_depth, oracle, oracle_nonav; "" for any other mix (e.g.
+    NoNav with some skills scripted, skills sampling their actions: the figures are of the
+    mean action, or the nav unstick off: they are with it)."""
     no_nav, moving = bool(config.get("no_nav")), bool(config.get("base_movement"))
     if config.get("stochastic") or config.get("nav_unstick") is False:
         return ""
@@ -92,9 +92,11 @@ def config_name(config: dict) -> str:
         return "" if moving and not no_nav else "oracle_nonav" if no_nav else "oracle"
     oracle = list(config.get("oracle") or [])
     if config.get("policy", "state") == "depth":  # every skill on head depth
-        if no_nav or oracle:
+        if oracle:
             return ""
-        return "learned_bm_depth" if moving else "learned_depth"
+        return (
+            "learned_nonav_depth" if no_nav else "learned_bm_depth" if moving else "learned_depth"
+        )
     if no_nav:
         return "learned_nonav" if not oracle else ""
     if moving:

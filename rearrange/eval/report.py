@@ -53,7 +53,8 @@ class EpisodeRecord:
     # One entry per plan step run: {"skill", "ok" (its postcondition held), "steps",
     # "ended_by", "blocked_steps" (steps the world cut short), "blocked_at_end" (how many of
     # its last steps in a row were)}; nav legs add "end_dist_m", "end_heading_deg"; pick and
-    # place legs "start_reach_m", "start_bearing_deg" (shoulder to object or goal).
+    # place legs "start_reach_m", "start_bearing_deg" (shoulder to object or goal); place legs
+    # "held_dist_m", "held_tilt_deg" (how the object is held: `eval/held_pose.py`).
     skill_runs: list[dict] = field(default_factory=list)
 
 

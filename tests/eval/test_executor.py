@@ -3,6 +3,7 @@
 import dataclasses
 import math
 
+import mujoco
 import numpy as np
 import pytest
 
@@ -409,7 +410,16 @@ def test_arm_reset_runs_after_pick_only_and_lifts_the_held_object(one_target_epi
             )
             super().reset(target, sim)
 
+    class RecordingPlace(IdleSkill):
+        def reset(self, target, sim=None):  # how the object is held as the place starts
+            obj = sim.held_object()
+            lifted["held_dist"] = float(np.linalg.norm(sim.object_pos(obj) - sim.ee_pos()))
+            mat = np.zeros(9)
+            mujoco.mju_quat2Mat(mat, sim.object_quat(obj))
+            lifted["held_tilt"] = math.degrees(math.acos(np.clip(mat[8], -1.0, 1.0)))
+
     skills["nav"], skills["pick"] = RecordingNav(), RecordingPick()
+    skills["place"] = RecordingPlace("place")
     record = TPSRLExecutor(env, skills).run_episode(plan)
     runs = record.skill_runs
     assert [r["skill"] for r in runs] == ["nav", "pick", "nav", "place"]
@@ -419,6 +429,11 @@ def test_arm_reset_runs_after_pick_only_and_lifts_the_held_object(one_target_epi
     assert runs[1]["start_bearing_deg"] == pytest.approx(lifted["bearing"], abs=0.1)
     assert 0.4 < runs[1]["start_reach_m"] < 1.0 and abs(runs[1]["start_bearing_deg"]) < 1.0
     assert "start_reach_m" in runs[3] and "start_reach_m" not in runs[0]
+    # the place leg says how it found the object held: EE distance and tilt off upright
+    assert runs[3]["held_dist_m"] == pytest.approx(lifted["held_dist"], abs=1e-3)
+    assert runs[3]["held_tilt_deg"] == pytest.approx(lifted["held_tilt"], abs=0.1)
+    assert 0.0 < runs[3]["held_dist_m"] < 0.3
+    assert "held_dist_m" not in runs[1]
     resets = runs[1]["reset_arm_steps"]
     assert 0 < resets < RESET_ARM_STEPS  # it finished by reaching the pose, not the budget
     assert "reset_arm_steps" not in runs[0] and "reset_arm_steps" not in runs[3]

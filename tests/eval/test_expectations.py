@@ -30,6 +30,8 @@ def _config(*argv: str) -> dict:
         (["--no-nav", "--oracle", "pick"], ""),
         (["--policy", "depth"], "learned_depth"),
         (["--policy", "depth", "--base-movement"], "learned_bm_depth"),
+        (["--policy", "depth", "--no-nav"], "learned_nonav_depth"),
+        (["--policy", "depth", "--no-nav", "--oracle", "pick"], ""),
         (["--policy", "depth", "--oracle", "nav"], ""),
         (["--policy", "depth", "--stochastic", "nav"], ""),
         (["--stochastic"], ""),
