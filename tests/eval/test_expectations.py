@@ -54,6 +54,11 @@ def test_nonav_learned_report_says_what_to_expect():
     assert 'see README, "Known weak configurations"' in text
 
 
+def test_nonav_on_depth_report_says_what_to_expect():
+    text = _report("--no-nav", "--policy", "depth")
+    assert "note: NoNav on depth: expected ~0 % full task on tidy_house" in text
+
+
 def test_every_skill_on_depth_says_what_the_shipped_files_measured(tmp_path):
     text = _report("--policy", "depth")
     assert "note: every skill on depth: expected ~36 % full task on tidy_house" in text
