@@ -282,7 +282,8 @@ class TPSRLExecutor:
         in (`PlacementConfig.reach_min` .. `reach_max`, ± `yaw_noise`); a place leg adds how
         the object is held (`held_pose`)."""
         sim = self.env.sim
-        if skill_def(step.skill).starts_holding:
+        placing = skill_def(step.skill).starts_holding
+        if placing:
             target_xy = self.env.place_target(step.target_index).goal_pos[:2]
         else:
             target_xy = sim.object_pos(step.obj_index)[:2]
@@ -291,7 +292,7 @@ class TPSRLExecutor:
         bearing = math.atan2(float(target_xy[1]) - pose[1], float(target_xy[0]) - pose[0])
         off = wrap_angle(bearing - pose[2])
         start = {"start_reach_m": round(reach, 3), "start_bearing_deg": round(math.degrees(off), 1)}
-        if skill_def(step.skill).starts_holding:  # the grasp the pick before it left
+        if placing:  # the grasp the pick before it left
             start.update(held_pose(sim))
         return start
 
