@@ -169,6 +169,8 @@ def _teacher(cfg: TrainConfig):
         cfg.distill.oracle_near or 0.0,
         cfg.distill.oracle_yaw_tol,
         bool(cfg.distill.unjam),
+        cfg.distill.grip_near or 0.0,
+        cfg.distill.grip_clear or 0.0,
     )
 
 
@@ -219,6 +221,10 @@ def _describe_distill(cfg: TrainConfig) -> str:
         teacher += f", the oracle within {cfg.distill.oracle_near:g} m of the goal"
     if cfg.distill.unjam:
         teacher += ", backing away after a jammed step"
+    if cfg.distill.grip_near:
+        teacher += f", the grip open until {cfg.distill.grip_near:g} m from the target"
+    if cfg.distill.grip_clear:
+        teacher += f", the grip open within {cfg.distill.grip_clear:g} m of another object"
     return f"DAgger distillation (teacher: {teacher}; {cfg.run.num_envs} envs, lock-step)"
 
 

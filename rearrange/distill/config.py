@@ -43,6 +43,16 @@ class DistillConfig:
     where it was, blocked (the arm or what it carries against a wall) or in a base collision
     (its disc against a footprint), the label is to back away instead of the teacher's
     (`distill/unjam.py`); None (not given): off, or on --resume what the run recorded."""
+    grip_near: float | None = None
+    """m (pick): the teacher's grip label is open until the gripper is this close to the
+    target object's surface, so the student learns to close only where closing takes the
+    target, not a neighbour (`distill/grip_near.py`); 0: off; None (not given): off, or on
+    --resume the radius the run recorded."""
+    grip_clear: float | None = None
+    """m (pick): the teacher's grip label is open while another object's surface is this
+    close to the gripper's and nearer than the target's, so the student learns not to close
+    beside a neighbour and keeps the teacher's grip everywhere else (`distill/grip_near.py`);
+    0: off; None (not given): off, or on --resume the radius the run recorded."""
     beta_start: float = 1.0
     """Probability of executing the teacher's action (else the student's) at step 0."""
     beta_end: float = 0.0
@@ -111,6 +121,12 @@ class DistillConfig:
             self.oracle_near is None or self.oracle_near >= 0.0,
             f"DistillConfig.oracle_near must be >= 0 (metres; 0: off), got {self.oracle_near}",
         )
+        for name in ("grip_near", "grip_clear"):
+            value = getattr(self, name)
+            _require(
+                value is None or value >= 0.0,
+                f"DistillConfig.{name} must be >= 0 (metres; 0: off), got {value}",
+            )
         for name in ("beta_start", "beta_end"):
             value = getattr(self, name)
             _require(0.0 <= value <= 1.0, f"DistillConfig.{name} must be in [0, 1], got {value}")

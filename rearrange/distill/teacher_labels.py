@@ -81,11 +81,22 @@ class TeacherSpec:
     unjam: bool = False
     """After a step the world jammed, the label backs away instead (`distill.unjam`,
     `distill/unjam.py`)."""
+    grip_near: float = 0.0
+    """m (pick): the grip label is open until the gripper is this close to the target
+    (`distill.grip_near`, `distill/grip_near.py`); 0: off."""
+    grip_clear: float = 0.0
+    """m (pick): the grip label is open while another object is this close to the gripper
+    and nearer than the target (`distill.grip_clear`); 0: off."""
 
     @property
     def name(self) -> str:
         jam = ", backing away after a jammed step" if self.unjam else ""
-        return self._name() + jam
+        grip = (
+            f", the grip open until {self.grip_near:g} m from the target" if self.grip_near else ""
+        )
+        if self.grip_clear:
+            grip += f", the grip open within {self.grip_clear:g} m of another object"
+        return self._name() + jam + grip
 
     def _name(self) -> str:
         square = (
@@ -105,11 +116,16 @@ class TeacherSpec:
 
     def build(self) -> Teacher:
         teacher = self._build()
-        if not self.unjam:
-            return teacher
-        from rearrange.distill.unjam import UnjamTeacher
+        if self.unjam:
+            from rearrange.distill.unjam import UnjamTeacher
 
-        return UnjamTeacher(teacher, action_layout(self.skill, self.base_movement))
+            teacher = UnjamTeacher(teacher, action_layout(self.skill, self.base_movement))
+        if self.grip_near > 0 or self.grip_clear > 0:
+            from rearrange.distill.grip_near import GripLabelTeacher
+
+            layout = action_layout(self.skill, self.base_movement)
+            teacher = GripLabelTeacher(teacher, layout, self.grip_near, self.grip_clear)
+        return teacher
 
     def _build(self) -> Teacher:
         if self.oracle:
@@ -326,17 +342,37 @@ def resolve_teacher(
     oracle_near: float = 0.0,
     oracle_yaw_tol: float | None = None,
     unjam: bool = False,
+    grip_near: float = 0.0,
+    grip_clear: float = 0.0,
 ) -> TeacherSpec:
     """The teacher of a run: `teacher` (a checkpoint or a run directory) or the shipped
     checkpoint of (skill, base movement), checked to fit, with the oracle near the goal when
-    `oracle_near` > 0 (nav) and backing away after jammed steps with `unjam` (a skill that
-    drives); TeacherError (one line) if not."""
+    `oracle_near` > 0 (nav), backing away after jammed steps with `unjam` (a skill that
+    drives), the grip open until `grip_near` m from the target and while another object is
+    within `grip_clear` m (pick); TeacherError (one line) if not."""
     if oracle_near > 0:
         check_oracle_near(skill, base_movement, teacher)
     if unjam:
         check_unjam(skill, base_movement)
+    for name, radius in (("grip_near", grip_near), ("grip_clear", grip_clear)):
+        if radius:
+            check_grip_label(skill, name, radius)
     spec = _resolve(skill, base_movement, teacher, move_scale, oracle_near, oracle_yaw_tol)
-    return dataclasses.replace(spec, unjam=unjam)
+    return dataclasses.replace(
+        spec, unjam=unjam, grip_near=float(grip_near), grip_clear=float(grip_clear)
+    )
+
+
+def check_grip_label(skill: str, name: str, radius: float) -> None:
+    """`distill.grip_near` / `grip_clear` need a skill that grasps a target object (pick)
+    and metres in (0, 1)."""
+    grasps = skill != SYNTHETIC and skill_def(skill).grip_rule == "keep_on_when_holding"
+    if not grasps:
+        raise TeacherError(
+            f"distill.{name}: {skill} grasps no target object (only pick does): drop it"
+        )
+    if not 0 < radius < 1:
+        raise TeacherError(f"distill.{name}={radius}: give metres in (0, 1), e.g. 0.05, or drop it")
 
 
 def check_unjam(skill: str, base_movement: bool) -> None:

@@ -198,7 +198,8 @@ class DistillTrainer:
         records (the default would be the shipped one, perhaps not what it trained with),
         without distill.oracle_near (None, the default) the radius it records, and without
         distill.oracle_yaw_tol (None) the heading tolerance it records, and without
-        distill.unjam (None) whether it backed away after jammed steps."""
+        distill.unjam (None) whether it backed away after jammed steps, and without
+        distill.grip_near / grip_clear (None) the radii of its grip labels."""
         path = find_latest(self.session.checkpoint_dir) if self.setup.resume else None
         if path is None:
             return self.teacher
@@ -215,6 +216,11 @@ class DistillTrainer:
             log.info("resuming with the labels backing away after jammed steps, as recorded")
         unjam = bool(learner.get("unjam")) if unjam is None else bool(unjam)
         teacher = dataclasses.replace(teacher, unjam=unjam)
+        for name in ("grip_near", "grip_clear"):
+            radius = float(learner.get(name) or 0.0)
+            if given.get(name) is None and radius != getattr(teacher, name):
+                log.info("resuming with distill.%s=%g, as the run recorded", name, radius)
+                teacher = dataclasses.replace(teacher, **{name: radius})
         yaw = learner.get("oracle_yaw_tol")
         if given.get("oracle_yaw_tol") is None and yaw is not None:
             log.info("resuming with the oracle's %g degree heading tolerance, as recorded", yaw)
@@ -256,6 +262,8 @@ class DistillTrainer:
                 "oracle_near": self.teacher.oracle_near,
                 "oracle_yaw_tol": self.teacher.oracle_yaw_tol,
                 "unjam": self.teacher.unjam,
+                "grip_near": self.teacher.grip_near,
+                "grip_clear": self.teacher.grip_clear,
             },
         )
 

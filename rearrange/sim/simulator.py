@@ -77,6 +77,10 @@ class Simulator(Protocol):
     def grasp_violated(self) -> bool:
         """The last step pulled the hold apart (and released it)."""
 
+    def gripper_object_dist(self, i: int, limit: float) -> float:
+        """m from the gripper's surface to object `i`'s (capped at `limit`): a grip command
+        grasps the nearest object within `SimConfig.grasp_threshold` of it."""
+
     def contact_force(self) -> float:
         """Robot <-> world contact force of the last step (N)."""
 

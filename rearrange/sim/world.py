@@ -376,6 +376,10 @@ class RearrangeSim(BlockedStep):
     def grasp_violated(self) -> bool:
         return self._violated
 
+    def gripper_object_dist(self, i: int, limit: float) -> float:
+        self._obj_adr(i)  # IndexError for an object the episode does not have
+        return float(self.gripper.surface_dist(int(self.idx.obj_geoms[i]), float(limit)))
+
     def contact_force(self) -> float:
         return self._contact_force
 
