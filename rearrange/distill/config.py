@@ -67,6 +67,11 @@ class DistillConfig:
     """Skills with a stop action (nav): execute the teacher's stop value where the student
     calls stop and the teacher does not, so the episode goes on past the student's mistaken
     stop and DAgger labels what follows (`distill/collect.py`)."""
+    grip_veto: bool = False
+    """Skills with a grip (pick): execute the teacher's open grip where the student closes it
+    and the teacher's label is open (with `grip_clear`: beside a neighbour), so the episode
+    goes on past the student's mistaken close and DAgger labels what follows
+    (`distill/collect.py`)."""
     rollout_steps: int = 64
     """Steps per env of one collection round (the round adds rollout_steps × run.num_envs
     labelled steps to the buffer, then the student trains)."""

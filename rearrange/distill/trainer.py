@@ -115,7 +115,7 @@ class DistillTrainer:
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=cfg.lr, eps=cfg.eps)
         self.collector = LockstepCollector(
             self.pool, self.policy, self.device, run.worker_timeout_s, cfg.prev_action,
-            self._stop_index(),
+            self._stop_index(), self._grip_index(),
         )  # fmt: skip
         hidden = (self.policy.num_recurrent_layers, self.policy.hidden_size)
         adim = int(np.prod(self.action_space.shape))
@@ -179,6 +179,18 @@ class DistillTrainer:
                 "drop distill.stop_veto"
             )
         return stop
+
+    def _grip_index(self) -> int | None:
+        """The grip action's position when distill.grip_veto is on (None when off)."""
+        if not self.cfg.grip_veto:
+            return None
+        skill = self.teacher.skill
+        grip = action_layout(skill, self.teacher.base_movement).grip if skill in SKILLS else None
+        if grip is None:
+            raise RunSettingError(
+                f"distill.grip_veto: the {skill} skill has no grip action: drop distill.grip_veto"
+            )
+        return grip
 
     def _action_weights(self, adim: int) -> torch.Tensor | None:
         """distill.action_weights as a tensor on the device (None: all 1); a count that does
@@ -393,6 +405,7 @@ class DistillTrainer:
                 "distill/teacher_share": stats.teacher_share,
                 "distill/action_abs_diff": stats.abs_diff,
                 "distill/stop_vetoes": float(stats.stop_vetoes),
+                "distill/grip_vetoes": float(stats.grip_vetoes),
                 "distill/buffer_steps": float(self.buffer.steps),
                 "perf/sps": sps,
                 "perf/collect_s": stats.seconds,

@@ -260,3 +260,37 @@ def test_teacher_success_acts_the_relabelled_teacher_on_val_episodes(capsys):
     assert "of 2 (" in capsys.readouterr().out
     assert teacher_success(["nav", "--grip-near", "0.05", "--episodes", "1"]) == 2
     assert capsys.readouterr().err.startswith("error: distill.grip_near: nav grasps no target")
+
+
+def test_only_student_closes_the_teacher_labels_open_are_vetoed():
+    from rearrange.distill.collect import veto_grips
+
+    g = PICK_BM.grip
+    executed = np.zeros((4, PICK_BM.size), np.float32)
+    executed[:, 0] = 0.3  # an arm joint: the student's, never changed
+    executed[:, g] = [0.0, 0.5, -0.2, 0.9]  # closes (>= 0), closes, open, the teacher's close
+    teacher = np.zeros((4, PICK_BM.size), np.float32)
+    teacher[:, g] = [-1.0, 0.7, -1.0, 0.9]
+    use_teacher = np.array([False, False, False, True])
+    assert veto_grips(executed, teacher, use_teacher, g) == 1
+    np.testing.assert_array_equal(executed[:, g], np.float32([-1.0, 0.5, -0.2, 0.9]))
+    np.testing.assert_array_equal(executed[:, 0], np.float32([0.3] * 4))
+
+
+def test_a_pick_run_with_the_grip_veto_logs_its_count(tmp_path, capsys):
+    from distill_testlib import tb_scalars
+
+    argv = ["pick", "--algo", "distill", "--serial", "--run-name", "v", f"runs_root={tmp_path}",
+            *TINY_STUDENT, *TINY_DAGGER, "run.log_every_steps=32", "run.total_steps=64",
+            "distill.beta_start=0", "distill.grip_clear=0.1", "distill.grip_veto=true"]  # fmt: skip
+    assert main(argv) == 0
+    counts = [v for _, v in tb_scalars(tmp_path / "pick" / "v", "distill/grip_vetoes")]
+    assert len(counts) == 2 and all(c >= 0 and c == int(c) for c in counts)
+    nav = ["nav", "--algo", "distill", "--serial", "--run-name", "n", f"runs_root={tmp_path}",
+           *TINY_STUDENT, *TINY_DAGGER, "run.total_steps=32", "distill.grip_veto=true"]  # fmt: skip
+    assert main(nav) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert (
+        err[-1]
+        == "error: distill.grip_veto: the nav skill has no grip action: drop distill.grip_veto"
+    )
