@@ -124,6 +124,10 @@ class FakeSim:
     def grasp_violated(self) -> bool:
         return self.violated
 
+    def gripper_object_dist(self, i: int, limit: float) -> float:
+        """The EE point to the object's centre (the fake has no surfaces), capped."""
+        return min(float(np.linalg.norm(self.ee_pos() - self.object_pos(i))), float(limit))
+
     def object_pos(self, i: int) -> np.ndarray:
         return self.objects[i].copy()
 
