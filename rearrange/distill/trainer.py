@@ -169,28 +169,25 @@ class DistillTrainer:
 
     def _stop_index(self) -> int | None:
         """The stop action's position when distill.stop_veto is on (None when off)."""
-        if not self.cfg.stop_veto:
-            return None
-        skill = self.teacher.skill
-        stop = action_layout(skill, self.teacher.base_movement).stop if skill in SKILLS else None
-        if stop is None:
-            raise RunSettingError(
-                f"distill.stop_veto: the {skill} skill has no stop action (only nav has one): "
-                "drop distill.stop_veto"
-            )
-        return stop
+        return self._veto_index("stop", self.cfg.stop_veto, "stop action (only nav has one)")
 
     def _grip_index(self) -> int | None:
         """The grip action's position when distill.grip_veto is on (None when off)."""
-        if not self.cfg.grip_veto:
+        return self._veto_index("grip", self.cfg.grip_veto, "grip action")
+
+    def _veto_index(self, part: str, on: bool, what: str) -> int | None:
+        """The position of action `part` (ActionLayout's "stop" or "grip") for its veto;
+        RunSettingError (one line) when the skill has no such part."""
+        if not on:
             return None
         skill = self.teacher.skill
-        grip = action_layout(skill, self.teacher.base_movement).grip if skill in SKILLS else None
-        if grip is None:
+        layout = action_layout(skill, self.teacher.base_movement) if skill in SKILLS else None
+        index = None if layout is None else getattr(layout, part)
+        if index is None:
             raise RunSettingError(
-                f"distill.grip_veto: the {skill} skill has no grip action: drop distill.grip_veto"
+                f"distill.{part}_veto: the {skill} skill has no {what}: drop distill.{part}_veto"
             )
-        return grip
+        return index
 
     def _action_weights(self, adim: int) -> torch.Tensor | None:
         """distill.action_weights as a tensor on the device (None: all 1); a count that does

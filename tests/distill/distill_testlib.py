@@ -28,6 +28,25 @@ TINY_DAGGER = [
 ]
 
 
+class CountingTeacher:
+    """A teacher whose label is 0.5 in every dimension but `index`, which holds its call count
+    since the last reset (so every call shows)."""
+
+    def __init__(self, size: int, index: int):
+        self.size, self.index, self.calls = size, index, 0
+
+    def reset(self):
+        self.calls = 0
+
+    def act(self, env, obs, executed):
+        import numpy as np
+
+        self.calls += 1
+        out = np.full(self.size, 0.5, np.float32)
+        out[self.index] = float(self.calls)
+        return out
+
+
 def recurrent_teacher(path: Path, task: str = "pick", base_movement: bool = False):
     """A (random) recurrent state policy of `task`, saved as train_skill saves one: a teacher
     whose labels depend on its hidden state and previous action."""

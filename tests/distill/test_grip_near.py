@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from distill_testlib import TINY_DAGGER, TINY_STUDENT
+from distill_testlib import TINY_DAGGER, TINY_STUDENT, CountingTeacher
 
 from rearrange.distill.config import DistillConfig
 from rearrange.distill.grip_near import GripLabelTeacher, nearest_other, wants_open
@@ -25,20 +25,9 @@ from rearrange.train_skill import main
 PICK_BM = action_layout("pick", True)  # arm 7, grip, base 2
 
 
-class _Counting:
+def _counting(size: int = PICK_BM.size, grip: int = PICK_BM.grip) -> CountingTeacher:
     """A teacher whose labels are all 0.5 but the grip, which is its call count."""
-
-    def __init__(self):
-        self.calls = 0
-
-    def reset(self):
-        self.calls = 0
-
-    def act(self, env, obs, executed):
-        self.calls += 1
-        out = np.full(PICK_BM.size, 0.5, np.float32)
-        out[PICK_BM.grip] = float(self.calls)
-        return out
+    return CountingTeacher(size, grip)
 
 
 def _fake_env(dist: float, held=None):
@@ -56,7 +45,7 @@ def _fake_env(dist: float, held=None):
 
 def test_the_grip_label_is_open_until_the_gripper_is_near_the_target():
     env, sim = _fake_env(0.40)
-    inner = _Counting()
+    inner = _counting()
     teacher = GripLabelTeacher(inner, PICK_BM, near=0.03)
     far = teacher.act(env, {}, None)
     want = np.full(PICK_BM.size, 0.5, np.float32)
@@ -79,13 +68,13 @@ def test_the_grip_label_is_open_until_the_gripper_is_near_the_target():
 def test_an_open_label_from_the_teacher_is_not_counted_as_relabelled():
     env, _ = _fake_env(0.40)
 
-    class _Open(_Counting):
+    class _Open(CountingTeacher):
         def act(self, env, obs, executed):
             out = super().act(env, obs, executed)
             out[PICK_BM.grip] = -2.0
             return out
 
-    teacher = GripLabelTeacher(_Open(), PICK_BM, near=0.05)
+    teacher = GripLabelTeacher(_Open(PICK_BM.size, PICK_BM.grip), PICK_BM, near=0.05)
     assert teacher.act(env, {}, None)[PICK_BM.grip] == -1.0
     assert teacher.relabelled == 0
 
@@ -137,12 +126,12 @@ def test_the_grip_label_is_open_beside_a_neighbour_nearer_than_the_target():
     assert not wants_open(sim, 0, clear=0.1)
     assert wants_open(sim, 0, near=0.03, clear=0.1)  # ... unless grip_near waits for the target
     env = SimpleNamespace(unwrapped=SimpleNamespace(sim=sim, target=SimpleNamespace(obj_index=0)))
-    teacher = GripLabelTeacher(_Counting(), PICK_BM, clear=0.1)
+    teacher = GripLabelTeacher(_counting(), PICK_BM, clear=0.1)
     assert teacher.act(env, {}, None)[PICK_BM.grip] == 1.0
     sim.dists[1] = 0.01
     assert teacher.act(env, {}, None)[PICK_BM.grip] == -1.0 and teacher.relabelled == 1
     with pytest.raises(ValueError, match="give metres > 0 for one"):
-        GripLabelTeacher(_Counting(), PICK_BM)
+        GripLabelTeacher(_counting(), PICK_BM)
 
 
 @pytest.fixture(scope="module")
@@ -161,16 +150,7 @@ def test_in_the_sim_the_label_opens_far_and_is_the_teachers_at_the_object(pick_e
     built = spec.build()
     assert isinstance(built, GripLabelTeacher) and isinstance(built.inner, CheckpointTeacher)
     layout = action_layout("pick", False)
-    inner = _Counting()
-    inner_size = layout.size
-
-    def act(env, obs, executed):  # _Counting's labels in pick's fixed-base layout
-        inner.calls += 1
-        out = np.full(inner_size, 0.5, np.float32)
-        out[layout.grip] = float(inner.calls)
-        return out
-
-    inner.act = act
+    inner = _counting(layout.size, layout.grip)
     wrapped = TeacherLabelWrapper(pick_env, GripLabelTeacher(inner, layout, near=0.03))
     obs, _ = wrapped.reset(options={"episode_index": 0})
     base = pick_env.unwrapped

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from distill_testlib import TINY_DAGGER, TINY_STUDENT
+from distill_testlib import TINY_DAGGER, TINY_STUDENT, CountingTeacher
 
 from rearrange.distill.teacher_labels import (
     TEACHER_KEY,
@@ -48,25 +48,11 @@ def test_the_label_backs_away_along_the_commanded_line():
     np.testing.assert_array_equal(out, want)
 
 
-class _Counting:
-    """A teacher whose label is its call count (so every call shows)."""
-
-    def __init__(self):
-        self.calls = 0
-
-    def reset(self):
-        self.calls = 0
-
-    def act(self, env, obs, executed):
-        self.calls += 1
-        return np.array([0.5, 0.5, float(self.calls)], np.float32)
-
-
 def test_only_the_step_after_a_jam_is_relabelled_and_the_inner_teacher_acts_on_every_step():
     sim = SimpleNamespace(blocked_steps=0, collision_count=0, pose=np.zeros(3))
     sim.base_pose = lambda: sim.pose
     env = SimpleNamespace(unwrapped=SimpleNamespace(sim=sim))
-    inner = _Counting()
+    inner = CountingTeacher(3, 2)
     teacher = UnjamTeacher(inner, NAV)
     teacher.reset()
     forward = np.array([1.0, 0.0, -1.0], np.float32)
