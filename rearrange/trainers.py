@@ -214,6 +214,8 @@ def check_distill(cfg: TrainConfig) -> str | None:
 
 
 def _describe_distill(cfg: TrainConfig) -> str:
+    from rearrange.distill.grip_labels import describe
+
     teacher = cfg.distill.teacher or (
         "scripted" if cfg.skill == "synthetic" else "the shipped checkpoint"
     )
@@ -221,10 +223,7 @@ def _describe_distill(cfg: TrainConfig) -> str:
         teacher += f", the oracle within {cfg.distill.oracle_near:g} m of the goal"
     if cfg.distill.unjam:
         teacher += ", backing away after a jammed step"
-    if cfg.distill.grip_near:
-        teacher += f", the grip open until {cfg.distill.grip_near:g} m from the target"
-    if cfg.distill.grip_clear:
-        teacher += f", the grip open within {cfg.distill.grip_clear:g} m of another object"
+    teacher += describe(cfg.distill.grip_near or 0.0, cfg.distill.grip_clear or 0.0)
     return f"DAgger distillation (teacher: {teacher}; {cfg.run.num_envs} envs, lock-step)"
 
 

@@ -182,9 +182,7 @@ def veto_stops(
 ) -> int:
     """In place: where the student's action runs and calls stop (> 0) but the teacher's does
     not, the executed stop value becomes the teacher's. Returns how many were vetoed."""
-    veto = ~use_teacher & (executed[:, stop] > 0) & (teacher[:, stop] <= 0)
-    executed[veto, stop] = teacher[veto, stop]
-    return int(veto.sum())
+    return _veto(executed, teacher, use_teacher, stop, executed[:, stop] > 0, teacher[:, stop] <= 0)
 
 
 def veto_grips(
@@ -192,6 +190,12 @@ def veto_grips(
 ) -> int:
     """In place: where the student's action runs and closes the grip (>= 0, a grasp) but the
     teacher's is open (< 0), the executed grip becomes the teacher's. Returns how many."""
-    veto = ~use_teacher & (executed[:, grip] >= 0) & (teacher[:, grip] < 0)
-    executed[veto, grip] = teacher[veto, grip]
+    return _veto(executed, teacher, use_teacher, grip, executed[:, grip] >= 0, teacher[:, grip] < 0)
+
+
+def _veto(executed, teacher, use_teacher, index: int, student_on, teacher_off) -> int:
+    """In place: where the student's action ran with part `index` on and the teacher's has
+    it off, the executed value becomes the teacher's; how many were vetoed."""
+    veto = ~use_teacher & student_on & teacher_off
+    executed[veto, index] = teacher[veto, index]
     return int(veto.sum())

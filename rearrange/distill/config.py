@@ -46,12 +46,12 @@ class DistillConfig:
     grip_near: float | None = None
     """m (pick): the teacher's grip label is open until the gripper is this close to the
     target object's surface, so the student learns to close only where closing takes the
-    target, not a neighbour (`distill/grip_near.py`); 0: off; None (not given): off, or on
+    target, not a neighbour (`distill/grip_labels.py`); 0: off; None (not given): off, or on
     --resume the radius the run recorded."""
     grip_clear: float | None = None
     """m (pick): the teacher's grip label is open while another object's surface is this
     close to the gripper's and nearer than the target's, so the student learns not to close
-    beside a neighbour and keeps the teacher's grip everywhere else (`distill/grip_near.py`);
+    beside a neighbour and keeps the teacher's grip everywhere else (`distill/grip_labels.py`);
     0: off; None (not given): off, or on --resume the radius the run recorded."""
     beta_start: float = 1.0
     """Probability of executing the teacher's action (else the student's) at step 0."""

@@ -83,7 +83,7 @@ class TeacherSpec:
     `distill/unjam.py`)."""
     grip_near: float = 0.0
     """m (pick): the grip label is open until the gripper is this close to the target
-    (`distill.grip_near`, `distill/grip_near.py`); 0: off."""
+    (`distill.grip_near`, `distill/grip_labels.py`); 0: off."""
     grip_clear: float = 0.0
     """m (pick): the grip label is open while another object is this close to the gripper
     and nearer than the target (`distill.grip_clear`); 0: off."""
@@ -91,12 +91,9 @@ class TeacherSpec:
     @property
     def name(self) -> str:
         jam = ", backing away after a jammed step" if self.unjam else ""
-        grip = (
-            f", the grip open until {self.grip_near:g} m from the target" if self.grip_near else ""
-        )
-        if self.grip_clear:
-            grip += f", the grip open within {self.grip_clear:g} m of another object"
-        return self._name() + jam + grip
+        from rearrange.distill.grip_labels import describe
+
+        return self._name() + jam + describe(self.grip_near, self.grip_clear)
 
     def _name(self) -> str:
         square = (
@@ -121,7 +118,7 @@ class TeacherSpec:
 
             teacher = UnjamTeacher(teacher, action_layout(self.skill, self.base_movement))
         if self.grip_near > 0 or self.grip_clear > 0:
-            from rearrange.distill.grip_near import GripLabelTeacher
+            from rearrange.distill.grip_labels import GripLabelTeacher
 
             layout = action_layout(self.skill, self.base_movement)
             teacher = GripLabelTeacher(teacher, layout, self.grip_near, self.grip_clear)

@@ -23,6 +23,10 @@ from rearrange.sim.config import SimConfig
 from rearrange.sim.furniture_geoms import ROBOT_BIT
 from rearrange.sim.scene_builder import SceneIndex
 
+NEAR_EE = 0.35
+"""m: objects and handles whose centre is farther than this from the EE are not measured for a
+grasp (none of them reaches within the grasp threshold from there)."""
+
 RELEASE_CLEARANCE = 0.005  # m between robot and a released body before they collide again
 
 
@@ -57,19 +61,27 @@ class SuctionGripper:
             best = min(best, mujoco.mj_geomDistance(self.m, self.d, int(g), geom, limit, None))
         return best
 
+    def object_dists(self, limit: float, within: float = NEAR_EE) -> np.ndarray:
+        """[num objects] the gripper's surface distance to each object's, capped at `limit`;
+        objects whose centre is farther than `within` from the EE are not measured (`limit`)."""
+        ee = self.d.site_xpos[self.idx.ee_site]
+        out = np.full(len(self.idx.obj_bodies), float(limit))
+        for i, body in enumerate(self.idx.obj_bodies):
+            if np.linalg.norm(self.d.xpos[body] - ee) <= within:  # else skip the exact query
+                out[i] = self.surface_dist(int(self.idx.obj_geoms[i]), limit)
+        return out
+
     def candidates(self) -> tuple[int | None, str | None]:
         """The object (or articulation handle) the gripper touches, if any."""
         ee = self.d.site_xpos[self.idx.ee_site]
         limit = self.cfg.grasp_threshold + 1e-3
         best, best_obj, best_art = limit, None, None
-        for i, body in enumerate(self.idx.obj_bodies):
-            if np.linalg.norm(self.d.xpos[body] - ee) > 0.35:
-                continue  # far away: skip the exact distance query
-            dist = self.surface_dist(int(self.idx.obj_geoms[i]), limit)
-            if dist < best:
-                best, best_obj = dist, i
+        dists = self.object_dists(limit)
+        if dists.size and dists.min() < best:
+            best_obj = int(np.argmin(dists))  # the first of equals, as a scan in order
+            best = float(dists[best_obj])
         for name, geom in self.idx.art_handle_geom.items():
-            if np.linalg.norm(self.d.geom_xpos[geom] - ee) > 0.35:
+            if np.linalg.norm(self.d.geom_xpos[geom] - ee) > NEAR_EE:
                 continue
             dist = self.surface_dist(geom, limit)
             if dist < best:

@@ -81,6 +81,10 @@ class Simulator(Protocol):
         """m from the gripper's surface to object `i`'s (capped at `limit`): a grip command
         grasps the nearest object within `SimConfig.grasp_threshold` of it."""
 
+    def gripper_object_dists(self, limit: float, within: float) -> np.ndarray:
+        """[num_objects] `gripper_object_dist` of every object, those whose centre is farther
+        than `within` from the EE left unmeasured (`limit`): the scan a grasp makes."""
+
     def contact_force(self) -> float:
         """Robot <-> world contact force of the last step (N)."""
 

@@ -380,6 +380,9 @@ class RearrangeSim(BlockedStep):
         self._obj_adr(i)  # IndexError for an object the episode does not have
         return float(self.gripper.surface_dist(int(self.idx.obj_geoms[i]), float(limit)))
 
+    def gripper_object_dists(self, limit: float, within: float) -> np.ndarray:
+        return self.gripper.object_dists(float(limit), float(within))
+
     def contact_force(self) -> float:
         return self._contact_force
 

@@ -128,6 +128,10 @@ class FakeSim:
         """The EE point to the object's centre (the fake has no surfaces), capped."""
         return min(float(np.linalg.norm(self.ee_pos() - self.object_pos(i))), float(limit))
 
+    def gripper_object_dists(self, limit: float, within: float) -> np.ndarray:
+        dists = [self.gripper_object_dist(i, limit) for i in range(self.num_objects)]
+        return np.array([d if d <= within else float(limit) for d in dists])
+
     def object_pos(self, i: int) -> np.ndarray:
         return self.objects[i].copy()
 

@@ -37,14 +37,18 @@ FAR = 0.35
 
 def nearest_other(sim, obj_index: int, limit: float) -> float:
     """m from the gripper's surface to the nearest object other than `obj_index` (capped at
-    `limit`)."""
-    ee = np.asarray(sim.ee_pos(), dtype=float)
-    best = limit
-    for i in range(sim.num_objects):
-        if i == obj_index or np.linalg.norm(sim.object_pos(i) - ee) > FAR + limit:
-            continue
-        best = min(best, sim.gripper_object_dist(i, limit))
-    return best
+    `limit`), from the sim's own scan of the objects near the gripper."""
+    dists = np.array(sim.gripper_object_dists(limit, FAR + limit), dtype=float)
+    dists[obj_index] = limit
+    return float(min(limit, dists.min(initial=limit)))
+
+
+def describe(near: float, clear: float) -> str:
+    """The rules in words, as a teacher's name and the run's banner end with them."""
+    words = f", the grip open until {near:g} m from the target" if near else ""
+    if clear:
+        words += f", the grip open within {clear:g} m of another object"
+    return words
 
 
 def wants_open(sim, obj_index: int, near: float = 0.0, clear: float = 0.0) -> bool:

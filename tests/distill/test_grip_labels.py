@@ -10,7 +10,7 @@ import pytest
 from distill_testlib import TINY_DAGGER, TINY_STUDENT, CountingTeacher
 
 from rearrange.distill.config import DistillConfig
-from rearrange.distill.grip_near import GripLabelTeacher, nearest_other, wants_open
+from rearrange.distill.grip_labels import FAR, GripLabelTeacher, nearest_other, wants_open
 from rearrange.distill.teacher_labels import (
     TEACHER_KEY,
     CheckpointTeacher,
@@ -101,8 +101,12 @@ class _Objects:
         return np.array([self.centres[i], 0.0, 0.0])
 
     def gripper_object_dist(self, i, limit):
-        self.asked.append(i)
         return min(self.dists[i], limit)
+
+    def gripper_object_dists(self, limit, within):  # the sim's scan: centres within `within`
+        self.asked.append(within)
+        near = [np.linalg.norm(self.object_pos(i) - self.ee_pos()) <= within for i in self.dists]
+        return [min(self.dists[i], limit) if near[i] else limit for i in self.dists]
 
     def held_object(self):
         return self.held
@@ -112,7 +116,7 @@ def test_the_grip_label_is_open_beside_a_neighbour_nearer_than_the_target():
     # target 0; object 1 beside the gripper; object 2's centre 2 m away (not measured)
     sim = _Objects({0: 0.40, 1: 0.05, 2: 0.0}, [0.4, 0.1, 2.0])
     assert wants_open(sim, 0, clear=0.1)
-    assert 2 not in sim.asked  # a centre farther than FAR + R is skipped
+    assert sim.asked == [pytest.approx(FAR + 0.101)]  # the scan skips centres beyond FAR + R
     assert nearest_other(sim, 0, 0.101) == 0.05
     sim.dists[1] = 0.15  # the neighbour outside R: the teacher's label
     assert not wants_open(sim, 0, clear=0.1)
@@ -159,6 +163,9 @@ def test_in_the_sim_the_label_opens_far_and_is_the_teachers_at_the_object(pick_e
     dist = sim.gripper_object_dist(target, 5.0)
     assert 0.03 < dist < ee_to_centre  # surface to surface: nearer than the centre
     assert sim.gripper_object_dist(target, 0.01) == pytest.approx(0.01)  # capped
+    scan = sim.gripper_object_dists(5.0, 100.0)  # every object measured
+    assert scan.shape == (sim.num_objects,) and scan[target] == pytest.approx(dist)
+    np.testing.assert_array_equal(sim.gripper_object_dists(5.0, 0.0), 5.0)  # none measured
     assert obs[TEACHER_KEY][layout.grip] == -1.0  # the gripper starts far from the target
     sim.start_holding(target)  # the object against the gripper...
     sim.gripper.release()  # ... and let go where it is: within R, nothing held
