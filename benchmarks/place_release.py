@@ -57,7 +57,7 @@ def run_episode(env, skill, index: int) -> Release:
 
 
 def measure(args: argparse.Namespace) -> list[Release]:
-    from rearrange.eval.one_skill import SkillEvalArgs, load_skill
+    from rearrange.eval.one_skill import SkillEvalArgs, load_skill, trained_release
     from rearrange.tasks import default_task_config, make_env
 
     eval_args = SkillEvalArgs(
@@ -79,6 +79,7 @@ def measure(args: argparse.Namespace) -> list[Release]:
         base_movement=args.base_movement,
         **extra,
     )
+    cfg.thresholds = trained_release(cfg.thresholds, skill)
     env = make_env("place", cfg, split="val", seed=args.seed)
     skill.step_limit = cfg.max_episode_steps
     try:

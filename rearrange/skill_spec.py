@@ -109,6 +109,10 @@ class Thresholds:
 
     ee_rest: float = 0.15  # m, EE to resting position
     place: float = 0.15  # m, object to goal
+    # m: place may let go only with the object this close to its goal (the release mask,
+    # tasks/grip_rules.py); the success radius by default. Not a Habitat threshold: a place
+    # trained to let go nearer leaves the chain's drift room inside the success radius.
+    place_release: float = 0.15
     nav_dist: float = 1.5  # m, geodesic
     nav_angle: float = 0.2617993877991494  # rad (15 degrees)
     articulation: float = 0.05  # joint units (rad for the fridge hinge, m for drawers)

@@ -51,7 +51,7 @@ from rearrange.skills.reset_arm import (
     reverse_action,
 )
 from rearrange.tasks import HabEnv
-from rearrange.tasks.grip_rules import GripTracker
+from rearrange.tasks.grip_rules import PLACE_RELEASE_DIST, GripTracker
 from rearrange.tasks.nav import goal_pose_error
 from rearrange.tasks.stop_rule import (
     HAB_STOP_MASK_HEADING,
@@ -311,7 +311,7 @@ class TPSRLExecutor:
         skill.reset(replace(task_target, receptacle=step.receptacle), env.sim)
         layout = action_layout(step.skill, env.skill_base_movement(step.skill))
         limit = self.config.step_limits.get(step.skill) or int(skill.step_limit)
-        masks = GripTracker(step.skill)
+        masks = GripTracker(step.skill, release_dist=self.release_dist(step.skill))
         run = StepRun()
         preset = skill_preset(skill)
         watch = StuckWatch(self.config.stuck_window)
@@ -424,6 +424,12 @@ class TPSRLExecutor:
             return float(self.config.stop_mask_dist)
         radius = getattr(self.skills.get(skill_name), "success_radius", None)
         return hab_stop_mask_dist(radius)
+
+    def release_dist(self, skill_name: str) -> float:
+        """The goal distance a place may let go within: the skill's training one (a learned
+        place records it), else the success radius (tasks/grip_rules.py)."""
+        trained = getattr(self.skills.get(skill_name), "release_dist", None)
+        return PLACE_RELEASE_DIST if trained is None else float(trained)
 
     def _maybe_record(self) -> None:
         if self._sink is None or self.env.num_steps % self.config.frame_every:

@@ -18,7 +18,7 @@ from pathlib import Path
 from rearrange.eval.report import DEPTH_REPORTED
 from rearrange.eval.stats import format_rate, wilson_interval
 from rearrange.sim.episode_types import SPLITS
-from rearrange.skill_spec import skill_def, skill_names
+from rearrange.skill_spec import SUCCESS, skill_def, skill_names
 
 
 class UsageError(ValueError):
@@ -215,6 +215,15 @@ def task_overrides(items: list[str], skill: str) -> dict:
     return out
 
 
+def trained_release(thresholds, skill):
+    """`thresholds` with the release distance a learned place was trained with, unless
+    `--set thresholds.place_release=` chose one (it differs from the default then)."""
+    trained = getattr(skill, "release_dist", None)
+    if trained is None or thresholds.place_release != SUCCESS.place_release:
+        return thresholds
+    return dataclasses.replace(thresholds, place_release=trained)
+
+
 def checkpoint_file(args: SkillEvalArgs):
     """The checkpoint file a learned skill's arguments name, found without loading it (None
     for the oracle). eval_skill resolves every --checkpoints value with it before the first
@@ -287,6 +296,7 @@ def _evaluate(args: SkillEvalArgs) -> SkillEvalResult:
         base_movement=args.base_movement,
         **overrides,
     )
+    cfg.thresholds = trained_release(cfg.thresholds, skill)
     env = make_env(args.skill, cfg, split=args.split, seed=args.seed)
     # The task's own step limit binds (what the skill was trained and is judged with).
     skill.step_limit = cfg.max_episode_steps

@@ -125,6 +125,15 @@ class SkillCheckpoint:
     training: TrainingState | None = None  # trainer checkpoints; None in shipped ones
 
     @property
+    def release_dist(self) -> float | None:
+        """place: the goal distance (m) its training let it release within (the task's
+        `thresholds.place_release`); None for other skills and runs that did not set it."""
+        task = self.config.get("task") if isinstance(self.config, Mapping) else None
+        thresholds = (task.get("thresholds") if isinstance(task, Mapping) else None) or {}
+        value = thresholds.get("place_release") if self.skill == "place" else None
+        return None if value is None else float(value)
+
+    @property
     def file_stem(self) -> str:
         return checkpoint_stem(self.skill, self.base_movement, self.obs_preset == "depth")
 

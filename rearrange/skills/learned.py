@@ -120,6 +120,8 @@ class LearnedSkill:
         self.step_limit = trained_limit or step_limit_for(self.name, self.base_movement)
         # nav: the radius (m) its training counted success within (the HAB stop-mask's base)
         self.success_radius = ckpt.success_radius if self.name == "nav" else None
+        # place: the goal distance (m) its training let it release within (the grip mask's)
+        self.release_dist = ckpt.release_dist
         self.target = SkillTarget()
         self._noise = None  # torch.Generator of the sampled actions (seed_sampling)
         self._reset_state()

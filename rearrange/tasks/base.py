@@ -133,7 +133,9 @@ class SkillEnv(gymnasium.Env):
         self.episode: Episode | None = None
         self.target = SkillTarget()
         self.num_steps = 0
-        self._grip = GripTracker(self.task, config.thresholds.articulation)
+        self._grip = GripTracker(
+            self.task, config.thresholds.articulation, config.thresholds.place_release
+        )
         self.force = ForceMeter(config.force_limit)
 
     def _base_movement(self) -> bool:

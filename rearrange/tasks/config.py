@@ -105,6 +105,10 @@ class TaskConfig:
             self.max_episode_steps = task_step_limit(self.task, self.base_movement)
         if self.max_episode_steps <= 0:
             raise ValueError(f"max_episode_steps must be > 0, got {self.max_episode_steps}")
+        if not self.thresholds.place_release > 0.0:
+            raise ValueError(
+                f"thresholds.place_release must be > 0 m, got {self.thresholds.place_release}"
+            )
         if not 0.0 <= self.near_start_prob <= 1.0:
             raise ValueError(f"near_start_prob must be in [0, 1], got {self.near_start_prob}")
         if not 0.0 <= self.oracle_start_prob <= 1.0:

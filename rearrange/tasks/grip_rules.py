@@ -7,8 +7,8 @@ with.
 
 - pick keeps the grip on once it holds an object: a thresholded Gaussian grip output flips
   sign at random, and without the rule pick learns grasp-then-drop (docs/DESIGN.md §8.2);
-- place keeps it on while the held object is farther than PLACE_RELEASE_DIST from its goal
-  or more than PLACE_RELEASE_MAX_BELOW under it (release-masking, the grip analogue of the
+- place keeps it on while the held object is farther than its release distance from its goal
+  (PLACE_RELEASE_DIST unless the task's `thresholds.place_release` says otherwise) or more than PLACE_RELEASE_MAX_BELOW under it (release-masking, the grip analogue of the
   paper's nav stop-masking: a thresholded Gaussian grip otherwise drops the object within
   ~1.4 steps), and off once it has released it;
 - open/close fridge and cabinet keep the grip on while the target's handle is held and the
@@ -123,9 +123,15 @@ class GripTracker:
     fields the rule reads (obj_index, goal_pos, articulation, art_target).
     """
 
-    def __init__(self, skill: str, art_tol: float = ART_AT_TARGET_TOL) -> None:
+    def __init__(
+        self,
+        skill: str,
+        art_tol: float = ART_AT_TARGET_TOL,
+        release_dist: float = PLACE_RELEASE_DIST,
+    ) -> None:
         self.skill, self.rule = skill, skill_def(skill).grip_rule
         self.art_tol = art_tol
+        self.release_dist = release_dist  # place: let go only within this of the goal
         self.reset()
 
     def reset(self) -> None:
@@ -146,6 +152,8 @@ class GripTracker:
             holding = sim.held_object() is not None
             self.released |= self.was_holding and not holding
             if self.rule == GRIP_KEEP_ON_UNTIL_GOAL:
-                near = object_near_goal(sim, target.obj_index, target.goal_pos)
+                near = object_near_goal(
+                    sim, target.obj_index, target.goal_pos, tol=self.release_dist
+                )
         self.was_holding = holding
         return mask_grip(action, grip_index, self.rule, holding, self.released, near)
