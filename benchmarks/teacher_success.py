@@ -1,7 +1,7 @@
 """A distillation teacher's labels, acted on: how often the teacher succeeds as the policy.
 
     python -m benchmarks.teacher_success pick --base-movement --episodes 100 --seed 0 \
-        [--teacher CKPT|oracle] [--grip-near R] [--grip-clear R] [--unjam] [--oracle-near R]
+        [--teacher CKPT|oracle] [--grip-near R] [--grip-clear R] [--unjam] [--oracle-near R] [--verbose]
 
 DAgger copies its teacher, so a student is bounded by its labels. This runs the teacher a
 `--algo distill` run would build (`teacher_labels.resolve_teacher`, the same options as the
@@ -68,6 +68,10 @@ def run(args: argparse.Namespace) -> dict:
     causes = collections.Counter(r.cause for r in results if not r.success)
     failed = ", ".join(f"{c} {n}" for c, n in causes.most_common()) or "none"
     print(f"{spec.name}: {format_rate(wins, len(results))} of {len(results)} ({failed})")
+    if args.verbose:
+        for r in results:
+            if not r.success:
+                print(f"  {r.episode_id}: {r.cause} after {r.steps} steps")
     return {"teacher": spec.name, "successes": wins, "episodes": len(results), "causes": causes}
 
 
@@ -83,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--episodes", type=int, default=100)
     p.add_argument("--split", default="val")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--verbose", action="store_true", help="print each failed episode")
     args = p.parse_args(argv)
     from rearrange.distill.teacher_labels import TeacherError
 

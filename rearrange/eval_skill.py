@@ -77,6 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--videos", type=int, default=0, help="record the first K episodes")
     p.add_argument("--video-dir", default="videos")
     p.add_argument("--stochastic", action="store_true", help="sample actions (default: mean)")
+    p.add_argument(
+        "--unstick",
+        action="store_true",
+        help="nav: the HAB executor's recovery where the base is stuck (backs off and turns; "
+        "the nav as rearrange.eval runs it, not the policy alone)",
+    )
     p.add_argument("--json", help="also write the results to this JSON file")
     p.add_argument("--verbose", action="store_true", help="print every failed episode")
     p.add_argument(
@@ -110,6 +116,7 @@ def parse_args(argv: list[str] | None) -> list[SkillEvalArgs]:
             videos=args.videos,
             video_dir=args.video_dir,
             stochastic=args.stochastic,
+            unstick=args.unstick,
             verbose=args.verbose,
             json=args.json,
             task_overrides=overrides,

@@ -38,9 +38,7 @@ from rearrange.skills.nav_unstick import (
     MAX_UNSTICKS,
     STUCK_WINDOW,
     StuckWatch,
-    turn_action,
-    unstick_steps,
-    unstick_turn,
+    unstick_moves,
 )
 from rearrange.skills.reset_arm import (
     BACKOFF_LAYOUT_SKILL,
@@ -360,10 +358,8 @@ class TPSRLExecutor:
         `unstick_turn`), within the leg's step limit and the episode's; the skill then goes on
         from there."""
         env = self.env
-        back = unstick_steps(env.sim)
-        turn = unstick_turn(env.sim, back)
         run.unsticks += 1
-        moves = [reverse_action(layout)] * back + [turn_action(layout, turn > 0)] * abs(turn)
+        moves = unstick_moves(env.sim, layout)
         self._progress.unsticking = True
         for action in moves:
             if run.steps >= limit or env.num_steps >= self._max_steps() or env.force_exceeded:

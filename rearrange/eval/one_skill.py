@@ -41,6 +41,7 @@ class SkillEvalArgs:
     videos: int = 0
     video_dir: str = "videos"
     stochastic: bool = False  # sample actions (default: the mean)
+    unstick: bool = False  # nav: the HAB executor's recovery where the base is stuck
     verbose: bool = False
     json: str | None = None  # also write the results here (the CLI does)
     task_overrides: dict = field(default_factory=dict)  # TaskConfig fields of the episodes
@@ -64,6 +65,15 @@ class SkillEvalArgs:
             raise UsageError(f"{self.skill} always moves the base: drop --base-movement")
         if self.checkpoints is not None and self.newest_run:
             raise UsageError("--checkpoints and --newest-run exclude each other: pass one")
+        if self.unstick and skill_def(self.skill).target != "nav_goal":
+            raise UsageError(
+                f"--unstick is the HAB executor's nav recovery: {self.skill} is not a nav "
+                "skill, drop --unstick"
+            )
+        if self.unstick and self.skills == "oracle":
+            raise UsageError(
+                "--unstick: the scripted nav backs up and re-plans itself; drop --unstick"
+            )
         if self.stochastic and self.skills == "oracle":
             raise UsageError(
                 "--stochastic samples a learned policy's actions: drop it with --skills oracle"
@@ -101,6 +111,8 @@ class SkillEvalArgs:
             parts += ["--split", self.split]
         if self.stochastic:
             parts.append("--stochastic")
+        if self.unstick:
+            parts.append("--unstick")
         return " ".join(parts)
 
 
@@ -300,6 +312,12 @@ def _evaluate(args: SkillEvalArgs) -> SkillEvalResult:
     env = make_env(args.skill, cfg, split=args.split, seed=args.seed)
     # The task's own step limit binds (what the skill was trained and is judged with).
     skill.step_limit = cfg.max_episode_steps
+    if args.unstick:  # the nav as the HAB chain runs it (skills/nav_unstick.py)
+        from rearrange.skills import action_layout
+        from rearrange.skills.nav_unstick import UnstickingNav
+
+        skill = UnstickingNav(skill, action_layout(args.skill, args.base_movement))
+        ckpt += " + unstick"
     out = SkillEvalResult(args.skill, args.skills, args.base_movement, ckpt, args.split, args.seed)
     t0 = time.time()
     try:
@@ -316,7 +334,8 @@ def _evaluate(args: SkillEvalArgs) -> SkillEvalResult:
                 print(f"video: {path} ({'success' if result.success else result.cause})")
             out.results.append(result)
             if args.verbose and not result.success:
-                print(f"  {result.episode_id}: {result.cause} after {result.steps} steps")
+                unstuck = f" ({skill.unsticks} unsticks)" if args.unstick else ""
+                print(f"  {result.episode_id}: {result.cause} after {result.steps} steps{unstuck}")
     finally:
         env.close()
     out.seconds = time.time() - t0

@@ -32,7 +32,7 @@ import numpy as np
 
 from rearrange.sim.geometry import wrap_angle
 from rearrange.skills.oracle_motion import clearance_at
-from rearrange.skills.reset_arm import pose_behind, reverse_step_m
+from rearrange.skills.reset_arm import pose_behind, reverse_action, reverse_step_m
 
 STUCK_WINDOW = 20  # steps over which a stuck base has neither moved nor turned
 STUCK_MOVE = 0.05  # m: less than this from the window's last position is not moving
@@ -138,6 +138,55 @@ def turn_action(layout, left: bool) -> np.ndarray:
     return layout.compose(base=np.array([0.0, 1.0 if left else -1.0]))
 
 
+def unstick_moves(sim, layout) -> list[np.ndarray]:
+    """The recovery's actions in a nav `layout`: `unstick_steps` full-speed reverse steps,
+    then `unstick_turn`'s turn steps in place."""
+    back = unstick_steps(sim)
+    turn = unstick_turn(sim, back)
+    return [reverse_action(layout)] * back + [turn_action(layout, turn > 0)] * abs(turn)
+
+
+class UnstickingNav:
+    """A nav skill with the HAB executor's recovery, for the skill's own episodes
+    (`eval_skill nav --unstick`): the nav as the HAB chain runs it. After each of the
+    skill's steps the base pose goes to a `StuckWatch`; when it says stuck (at most
+    `max_unsticks` times an episode) the next actions are `unstick_moves`, during which the
+    skill is not asked (its memory skips them, as in the executor), then the skill acts again.
+    Any other attribute is the skill's."""
+
+    def __init__(self, skill, layout, max_unsticks: int = MAX_UNSTICKS) -> None:
+        if layout.stop is None or layout.base is None:
+            raise ValueError("the nav unstick needs a nav layout (a base and a stop)")
+        self.skill, self.layout, self.max_unsticks = skill, layout, max_unsticks
+        self.watch = StuckWatch()
+        self.unsticks = 0  # recoveries this episode
+        self._moves: list[np.ndarray] = []
+        self._skill_stepped = False
+
+    def __getattr__(self, name: str):
+        return getattr(self.skill, name)
+
+    def reset(self, target, sim) -> None:
+        self.skill.reset(target, sim)
+        self.watch.clear()
+        self.unsticks, self._moves, self._skill_stepped = 0, [], False
+
+    def act(self, obs: dict, sim) -> np.ndarray:
+        if self._skill_stepped:  # the pose after the skill's last step
+            self._skill_stepped = False
+            if self.watch.update(sim.base_pose()) and self.unsticks < self.max_unsticks:
+                self._moves = unstick_moves(sim, self.layout)
+                self.unsticks += 1
+                self.watch.clear()
+        if self._moves:
+            return self._moves.pop(0)
+        self._skill_stepped = True
+        return self.skill.act(obs, sim)
+
+    def is_done(self, obs: dict, sim) -> bool:
+        return self.skill.is_done(obs, sim)
+
+
 __all__ = [
     "MAX_UNSTICKS",
     "SPIN_WINDOW",
@@ -145,8 +194,10 @@ __all__ = [
     "StuckWatch",
     "UNSTICK_CLEAR",
     "UNSTICK_MAX",
+    "UnstickingNav",
     "turn_action",
     "turn_step_rad",
     "unstick_steps",
+    "unstick_moves",
     "unstick_turn",
 ]

@@ -240,11 +240,15 @@ def test_teacher_success_acts_the_relabelled_teacher_on_val_episodes(capsys):
             episodes=2,
             split="val",
             seed=0,
+            verbose=True,
         )  # fmt: skip
     )
     assert out["episodes"] == 2 and out["successes"] + sum(out["causes"].values()) == 2
     assert "the grip open within 0.1 m of another object" in out["teacher"]
-    assert "of 2 (" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "of 2 (" in printed
+    failed = [line for line in printed.splitlines() if line.startswith("  pick-val-")]
+    assert len(failed) == 2 - out["successes"]  # --verbose: one line per failed episode
     assert teacher_success(["nav", "--grip-near", "0.05", "--episodes", "1"]) == 2
     assert capsys.readouterr().err.startswith("error: distill.grip_near: nav grasps no target")
 

@@ -199,3 +199,87 @@ def test_the_scripted_nav_says_it_recovers_itself():
     from rearrange.skills import make_skill
 
     assert make_skill("nav", "oracle").recovers_itself is True
+
+
+# --- the same recovery on a nav skill's own episodes (eval_skill nav --unstick) -------------
+
+
+class ForwardNav:
+    """Asks full speed forward every step; counts its calls."""
+
+    step_limit = 400
+
+    def __init__(self, layout):
+        self.layout, self.calls = layout, 0
+
+    def reset(self, target, sim):
+        self.calls = 0
+
+    def act(self, obs, sim):
+        self.calls += 1
+        return self.layout.compose(base=np.array([1.0, 0.0]))
+
+    def is_done(self, obs, sim):
+        return False
+
+
+class StillSim:
+    def base_pose(self):
+        return (1.0, 2.0, 0.0)
+
+
+def test_a_wrapped_nav_held_in_place_takes_the_recovery_moves_then_acts_again(monkeypatch):
+    from rearrange.skills import nav_unstick
+
+    layout = action_layout("nav", True)
+    back = layout.compose(base=np.array([-1.0, 0.0]))
+    monkeypatch.setattr(nav_unstick, "unstick_moves", lambda sim, lay: [back] * 3)
+    inner = ForwardNav(layout)
+    nav = nav_unstick.UnstickingNav(inner, layout, max_unsticks=2)
+    sim = StillSim()
+    nav.reset(None, sim)
+    acts = [nav.act({}, sim) for _ in range(80)]
+    # the watch is stuck once STUCK_WINDOW + 1 poses after the skill's steps have not moved:
+    # the skill's 21 steps, 3 moves, 21 more, 3 moves, then the skill alone (the cap)
+    reversed_at = [i for i, a in enumerate(acts) if a[layout.base][0] < 0]
+    assert reversed_at == [21, 22, 23, 45, 46, 47]
+    assert (nav.unsticks, inner.calls) == (2, 80 - 6)
+    assert nav.step_limit == 400  # other attributes are the skill's
+    nav.reset(None, sim)
+    assert (nav.unsticks, inner.calls) == (0, 0) and nav.act({}, sim)[layout.base][0] == 1.0
+
+
+def test_the_wrapper_needs_a_nav_layout():
+    from rearrange.skills.nav_unstick import UnstickingNav
+
+    with pytest.raises(ValueError, match="needs a nav layout"):
+        UnstickingNav(ForwardNav(None), action_layout("pick", False))
+
+
+def test_eval_skill_unstick_is_for_a_learned_nav_only():
+    from rearrange.eval.one_skill import SkillEvalArgs, UsageError
+
+    with pytest.raises(UsageError, match="pick is not a nav skill, drop --unstick"):
+        SkillEvalArgs("pick", unstick=True)
+    with pytest.raises(UsageError, match="scripted nav backs up and re-plans itself"):
+        SkillEvalArgs("nav", skills="oracle", unstick=True)
+    assert SkillEvalArgs("nav", unstick=True).command().endswith("--unstick")
+
+
+def test_eval_skill_runs_a_nav_with_the_unstick_and_says_so():
+    from rearrange.eval.one_skill import SkillEvalArgs, evaluate_skill
+
+    out = evaluate_skill(SkillEvalArgs("nav", episodes=1, unstick=True))
+    assert out.checkpoint.endswith("nav.pt + unstick") and len(out.results) == 1
+
+
+def test_a_stuck_nav_leg_in_the_executor_and_the_wrapper_plan_the_same_moves(env):
+    from rearrange.skills.nav_unstick import unstick_moves
+
+    layout = action_layout("nav", True)
+    face_nearest_wall(env.sim, gap=0.01)
+    moves = unstick_moves(env.sim, layout)
+    back, turn = unstick_steps(env.sim), unstick_turn(env.sim, unstick_steps(env.sim))
+    assert len(moves) == back + abs(turn)
+    assert all(m[layout.base][0] == -1.0 and m[layout.base][1] == 0.0 for m in moves[:back])
+    assert all(m[layout.base][1] == np.sign(turn) for m in moves[back:])
