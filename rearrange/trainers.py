@@ -159,9 +159,11 @@ def _pql_eta_note() -> str:
 # ---------------------------------------------------------------- distillation (DAgger)
 def _teacher(cfg: TrainConfig):
     """The run's teacher (`distill.teacher`, else the shipped checkpoint), checked."""
-    from rearrange.distill.teacher_labels import resolve_teacher
+    import logging
 
-    return resolve_teacher(
+    from rearrange.distill.teacher_labels import release_mismatch, resolve_teacher
+
+    spec = resolve_teacher(
         cfg.skill,
         cfg.task.base_movement,
         cfg.distill.teacher,
@@ -172,6 +174,10 @@ def _teacher(cfg: TrainConfig):
         cfg.distill.grip_near or 0.0,
         cfg.distill.grip_clear or 0.0,
     )
+    mismatch = cfg.skill == "place" and release_mismatch(spec, cfg.task.thresholds.place_release)
+    if mismatch:
+        logging.getLogger(__name__).warning(mismatch)
+    return spec
 
 
 def build_distill(cfg: TrainConfig, run_dir: Path) -> Trainer:

@@ -37,7 +37,7 @@ from typing import Any, Protocol
 import gymnasium as gym
 import numpy as np
 
-from rearrange.skill_spec import action_layout, skill_def
+from rearrange.skill_spec import SUCCESS, action_layout, skill_def
 
 TEACHER_KEY = "teacher_action"
 """The observation key holding the teacher's action (never a student input)."""
@@ -87,6 +87,9 @@ class TeacherSpec:
     grip_clear: float = 0.0
     """m (pick): the grip label is open while another object is this close to the gripper
     and nearer than the target (`distill.grip_clear`); 0: off."""
+    release_dist: float | None = None
+    """m (place): the release distance the teacher's checkpoint was trained under
+    (`task.thresholds.place_release`); None: the default, or not a place checkpoint."""
 
     @property
     def name(self) -> str:
@@ -407,6 +410,23 @@ def _resolve(skill, base_movement, teacher, move_scale, oracle_near, oracle_yaw_
         ckpt.obs_preset,
         oracle_near=oracle_near,
         oracle_yaw_tol=oracle_yaw_tol,
+        release_dist=ckpt.release_dist,
+    )
+
+
+def release_mismatch(spec: TeacherSpec, run_release: float) -> str | None:
+    """One line when a place teacher was trained to let go within another distance of the
+    goal than the run's release mask (`task.thresholds.place_release`), else None: its labels
+    then ask releases the mask refuses, or let go later than the student may."""
+    if spec.skill != "place" or spec.path is None or spec.oracle:
+        return None
+    trained = SUCCESS.place_release if spec.release_dist is None else spec.release_dist
+    if math.isclose(trained, run_release):
+        return None
+    return (
+        f"distill: the teacher {spec.path} was trained to let go within {trained:g} m of the "
+        f"goal and this run masks the release at {run_release:g} m: pass "
+        f"task.thresholds.place_release={trained:g} to train under the teacher's"
     )
 
 

@@ -115,3 +115,18 @@ def test_the_hab_executor_masks_a_place_at_its_trained_release_distance():
     assert TPSRLExecutor.release_dist(executor(SimpleNamespace(release_dist=0.08)), "place") == 0.08
     assert TPSRLExecutor.release_dist(executor(object()), "place") == PLACE_RELEASE_DIST
     assert TPSRLExecutor.release_dist(SimpleNamespace(skills={}), "place") == PLACE_RELEASE_DIST
+
+
+def test_a_distill_run_says_when_its_place_teacher_let_go_under_another_distance(tmp_path):
+    from rearrange.distill.teacher_labels import release_mismatch, resolve_teacher
+
+    shipped = resolve_teacher("place", False, None)  # trained at the default
+    assert shipped.release_dist is None
+    assert release_mismatch(shipped, SUCCESS.place_release) is None
+    line = release_mismatch(shipped, 0.10)
+    assert "let go within 0.15 m" in line and "task.thresholds.place_release=0.15" in line
+    trained = _place_checkpoint({"place_release": 0.1}).release_dist  # a teacher at 0.10 m
+    tight = replace(shipped, release_dist=trained)
+    assert release_mismatch(tight, 0.10) is None
+    assert "pass task.thresholds.place_release=0.1 " in release_mismatch(tight, 0.15)
+    assert release_mismatch(resolve_teacher("pick", False, None), 0.10) is None
