@@ -113,6 +113,11 @@ class Thresholds:
     # tasks/grip_rules.py); the success radius by default. Not a Habitat threshold: a place
     # trained to let go nearer leaves the chain's drift room inside the success radius.
     place_release: float = 0.15
+    # m per step: > 0 makes place judge a released object once it has come to rest (moved
+    # less than this in the last step) and fail it ("drop") if it slides out of the success
+    # radius first; 0 (off): success the moment it is inside (Habitat's). Not a Habitat
+    # threshold: teachers trained without it let go with the arm moving and throw the object.
+    place_settle: float = 0.0
     nav_dist: float = 1.5  # m, geodesic
     nav_angle: float = 0.2617993877991494  # rad (15 degrees)
     articulation: float = 0.05  # joint units (rad for the fridge hinge, m for drawers)

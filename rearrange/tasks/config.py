@@ -105,6 +105,11 @@ class TaskConfig:
             self.max_episode_steps = task_step_limit(self.task, self.base_movement)
         if self.max_episode_steps <= 0:
             raise ValueError(f"max_episode_steps must be > 0, got {self.max_episode_steps}")
+        if self.thresholds.place_settle < 0.0:
+            raise ValueError(
+                f"thresholds.place_settle must be >= 0 m per step (0: off), got "
+                f"{self.thresholds.place_settle}"
+            )
         if not self.thresholds.place_release > 0.0:
             raise ValueError(
                 f"thresholds.place_release must be > 0 m, got {self.thresholds.place_release}"

@@ -3,7 +3,10 @@
 Reward (DESIGN.md §4): dist 2.0 (object->goal while held, EE->rest after release), place +5.0
 on releasing within the place threshold, drop -0.5 on releasing elsewhere (ends), wrong pick
 -0.5 on grasping anything afterwards (ends), constraint -1.0, force, slack -0.005.
-Success: object within 0.15 m of goal, released, EE within 0.15 m of rest.
+Success: object within 0.15 m of goal, released, EE within 0.15 m of rest. With
+`thresholds.place_settle` > 0 the released object must also have come to rest (moved less
+than that in the last step), and one that slides out of the radius after the release fails
+the episode as a drop.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ class PlaceEnv(SkillEnv):
         self._released = False
         self._dist = DistanceDelta()
         self._dist.reset(self._tracked_dist(self._was_holding), self._was_holding)
+        self._obj_last = self._obj_pos()
+
+    def _obj_pos(self) -> np.ndarray:
+        return np.asarray(self.sim.object_pos(self.target.obj_index), dtype=float)
 
     def _task_step(self, action: DecodedAction) -> StepResult:
         rc, th = self.config.reward, self.config.thresholds
@@ -46,12 +53,20 @@ class PlaceEnv(SkillEnv):
                 terms["place"] = rc.place
             else:
                 terms["drop"], failed = -rc.drop, True
+        elif self._released and th.place_settle > 0 and self._obj_to_goal() >= th.place:
+            terms["drop"], failed = -rc.drop, True  # it slid out of the radius after the release
         terms["dist"] = self._dist.step(self._tracked_dist(holding), rc.dist, holding)
         terms["constraint"] = constraint_term(self.sim, rc)
         terms["force"] = force_term(self.sim, rc)
         terms["slack"] = slack_term(rc)
         self._was_holding = holding
+        pos = self._obj_pos()
+        moved, self._obj_last = float(np.linalg.norm(pos - self._obj_last)), pos
+        settled = th.place_settle <= 0 or moved < th.place_settle
         success = (
-            held is None and self._obj_to_goal() < th.place and ee_to_rest(self.sim) < th.ee_rest
+            held is None
+            and self._obj_to_goal() < th.place
+            and ee_to_rest(self.sim) < th.ee_rest
+            and settled
         )
         return StepResult(terms, success, failed)

@@ -165,3 +165,44 @@ def test_step_limits_default_per_task():
     assert default_task_config("nav").reward.dist == 1.0
     assert default_task_config("pick").reward.dist == 2.0
     assert default_task_config("close_fridge").reward.art_dist == 0.0
+
+
+def _settle_env(settle: float):
+    from dataclasses import replace
+
+    from rearrange.skill_spec import SUCCESS
+
+    return _env("place", thresholds=replace(SUCCESS, place_settle=settle))
+
+
+def test_place_with_settle_succeeds_only_once_the_released_object_rests():
+    env, sim = _settle_env(0.005)
+    goal = np.array([1.0, 1.0, 1.0])
+    moving = [goal + [0.05, 0, 0], sim.objects[1]]  # let go, still moving (from its start)
+    _, _, term, _, info = _step(env, sim, held=None, objects=moving)
+    assert info["reward_terms"]["place"] == 5.0 and not info["success"] and not term
+    _, _, term, _, info = _step(env, sim, objects=[goal + [0.02, 0, 0], sim.objects[1]])
+    assert not info["success"] and not term  # moved 0.03 m this step: not at rest yet
+    _, _, term, _, info = _step(env, sim, objects=[goal + [0.018, 0, 0], sim.objects[1]])
+    assert info["success"] and term  # 2 mm: at rest inside the radius, the arm at rest
+
+
+def test_place_with_settle_fails_an_object_that_slides_out_after_the_release():
+    env, sim = _settle_env(0.005)
+    goal = np.array([1.0, 1.0, 1.0])
+    away = sim.rest_ee_pos_base + [0.4, 0, 0]
+    _step(env, sim, held=None, objects=[goal + [0.1, 0, 0], sim.objects[1]], ee_base=away)
+    _, _, term, _, info = _step(env, sim, objects=[goal + [0.16, 0, 0], sim.objects[1]])
+    assert info["reward_terms"]["drop"] == -0.5 and term and not info["success"]
+
+
+def test_place_without_settle_is_habitats_success_at_once():
+    env, sim = _settle_env(0.0)
+    goal = np.array([1.0, 1.0, 1.0])
+    _, _, term, _, info = _step(env, sim, held=None, objects=[goal + [0.05, 0, 0], sim.objects[1]])
+    assert info["success"] and term  # moving or not
+
+
+def test_a_negative_settle_is_refused():
+    with pytest.raises(ValueError, match="place_settle must be >= 0"):
+        _settle_env(-0.01)
