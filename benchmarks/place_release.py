@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-THRESHOLD = 0.15  # m: the place task's success distance (SUCCESS.place)
+from rearrange.skill_spec import SUCCESS
+
+THRESHOLD = SUCCESS.place  # m: the place task's success distance
 
 
 @dataclass
@@ -57,8 +59,7 @@ def run_episode(env, skill, index: int) -> Release:
 
 
 def measure(args: argparse.Namespace) -> list[Release]:
-    from rearrange.eval.one_skill import SkillEvalArgs, load_skill, trained_release
-    from rearrange.tasks import default_task_config, make_env
+    from rearrange.eval.one_skill import SkillEvalArgs, load_skill, task_env
 
     eval_args = SkillEvalArgs(
         "place",
@@ -69,19 +70,7 @@ def measure(args: argparse.Namespace) -> list[Release]:
         seed=args.seed,
     )
     skill, _, preset = load_skill(eval_args)
-    extra = {}
-    if preset == "depth":
-        extra["depth_size"] = int(skill.observation_space.spaces["depth"].shape[0])
-    cfg = default_task_config(
-        "place",
-        obs_preset=preset,
-        num_episodes=args.episodes,
-        base_movement=args.base_movement,
-        **extra,
-    )
-    cfg.thresholds = trained_release(cfg.thresholds, skill)
-    env = make_env("place", cfg, split="val", seed=args.seed)
-    skill.step_limit = cfg.max_episode_steps
+    env = task_env(eval_args, skill, preset)
     try:
         return [run_episode(env, skill, i) for i in range(args.episodes)]
     finally:

@@ -290,13 +290,12 @@ def evaluate_skill(args: SkillEvalArgs) -> SkillEvalResult:
         torch.set_num_threads(threads)
 
 
-def _evaluate(args: SkillEvalArgs) -> SkillEvalResult:
-    from rearrange.eval.video import VideoRecorder
-    from rearrange.skills.learned import sampling_seed
-    from rearrange.skills.rollout import run_skill_episode
+def task_env(args: SkillEvalArgs, skill, preset: str):
+    """The skill's own task env for `args` (its episodes, split and seed, the --set
+    overrides), at the depth size and release distance the skill was trained with; the
+    skill's step limit becomes the task's (what it was trained and is judged with)."""
     from rearrange.tasks import default_task_config, make_env
 
-    skill, ckpt, preset = load_skill(args)
     overrides = dict(args.task_overrides)
     space = getattr(skill, "observation_space", None)
     if preset == "depth" and space is not None:  # the size the policy was trained at
@@ -310,8 +309,17 @@ def _evaluate(args: SkillEvalArgs) -> SkillEvalResult:
     )
     cfg.thresholds = trained_release(cfg.thresholds, skill)
     env = make_env(args.skill, cfg, split=args.split, seed=args.seed)
-    # The task's own step limit binds (what the skill was trained and is judged with).
     skill.step_limit = cfg.max_episode_steps
+    return env
+
+
+def _evaluate(args: SkillEvalArgs) -> SkillEvalResult:
+    from rearrange.eval.video import VideoRecorder
+    from rearrange.skills.learned import sampling_seed
+    from rearrange.skills.rollout import run_skill_episode
+
+    skill, ckpt, preset = load_skill(args)
+    env = task_env(args, skill, preset)
     if args.unstick:  # the nav as the HAB chain runs it (skills/nav_unstick.py)
         from rearrange.skills import action_layout
         from rearrange.skills.nav_unstick import UnstickingNav

@@ -40,8 +40,9 @@ GRIP_RULES = (
     GRIP_KEEP_ON_UNTIL_GOAL,
     GRIP_HOLD_HANDLE_UNTIL_TARGET,
 )
-# Place may release only with the object this close to its goal (the place success threshold).
-PLACE_RELEASE_DIST = SUCCESS.place
+# Place may release only with the object this close to its goal unless the task says otherwise
+# (`Thresholds.place_release`, by default the place success threshold).
+PLACE_RELEASE_DIST = SUCCESS.place_release
 # ... and no lower than this under the goal (the goal is the object's resting centre).
 PLACE_RELEASE_MAX_BELOW = 0.05
 # Open/close: the hold is over once the joint is this close to its target (its success threshold).

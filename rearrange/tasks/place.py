@@ -21,9 +21,11 @@ PLACE_TERMS = ("dist", "place", "drop", "wrong_pick", "constraint", "force", "sl
 
 
 class PlaceEnv(SkillEnv):
+    def _obj_pos(self) -> np.ndarray:
+        return np.asarray(self.sim.object_pos(self.target.obj_index), dtype=float)
+
     def _obj_to_goal(self) -> float:
-        p = np.asarray(self.sim.object_pos(self.target.obj_index))
-        return float(np.linalg.norm(p - self.target.goal_pos))
+        return float(np.linalg.norm(self._obj_pos() - self.target.goal_pos))
 
     def _tracked_dist(self, holding: bool) -> float:
         return self._obj_to_goal() if holding else ee_to_rest(self.sim)
@@ -34,9 +36,6 @@ class PlaceEnv(SkillEnv):
         self._dist = DistanceDelta()
         self._dist.reset(self._tracked_dist(self._was_holding), self._was_holding)
         self._obj_last = self._obj_pos()
-
-    def _obj_pos(self) -> np.ndarray:
-        return np.asarray(self.sim.object_pos(self.target.obj_index), dtype=float)
 
     def _task_step(self, action: DecodedAction) -> StepResult:
         rc, th = self.config.reward, self.config.thresholds

@@ -28,6 +28,15 @@ TINY_DAGGER = [
 ]
 
 
+def tiny_run(tmp_path: Path, skill: str, name: str) -> tuple[list[str], Path]:
+    """The argv of a tiny serial distillation run `name` of `skill` under `tmp_path` (a log
+    line every 32 steps; the caller adds run.total_steps and the options it tests), and the
+    path of the run's latest checkpoint."""
+    argv = [skill, "--algo", "distill", "--serial", "--run-name", name, f"runs_root={tmp_path}",
+            *TINY_STUDENT, *TINY_DAGGER, "run.log_every_steps=32"]  # fmt: skip
+    return argv, tmp_path / skill / name / "checkpoints" / "latest.pt"
+
+
 class CountingTeacher:
     """A teacher whose label is 0.5 in every dimension but `index`, which holds its call count
     since the last reset (so every call shows)."""

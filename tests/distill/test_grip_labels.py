@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from distill_testlib import TINY_DAGGER, TINY_STUDENT, CountingTeacher
+from distill_testlib import CountingTeacher, tiny_run
 
 from rearrange.distill.config import DistillConfig
 from rearrange.distill.grip_labels import FAR, GripLabelTeacher, nearest_other, wants_open
@@ -209,10 +209,8 @@ def test_grip_near_for_a_skill_without_a_target_object_is_one_line(capsys):
 
 
 def test_a_run_records_grip_near_and_resumes_with_it(tmp_path, caplog):
-    argv = ["pick", "--algo", "distill", "--serial", "--run-name", "g", f"runs_root={tmp_path}",
-            *TINY_STUDENT, *TINY_DAGGER, "run.log_every_steps=32"]  # fmt: skip
+    argv, latest = tiny_run(tmp_path, "pick", "g")
     assert main([*argv, "distill.grip_near=0.04", "run.total_steps=32"]) == 0
-    latest = tmp_path / "pick" / "g" / "checkpoints" / "latest.pt"
     assert SkillCheckpoint.load(latest).training.learner["grip_near"] == 0.04
     with caplog.at_level("INFO"):
         assert main([*argv, "--resume", "run.total_steps=64"]) == 0  # no distill.grip_near
@@ -271,15 +269,14 @@ def test_only_student_closes_the_teacher_labels_open_are_vetoed():
 def test_a_pick_run_with_the_grip_veto_logs_its_count(tmp_path, capsys):
     from distill_testlib import tb_scalars
 
-    argv = ["pick", "--algo", "distill", "--serial", "--run-name", "v", f"runs_root={tmp_path}",
-            *TINY_STUDENT, *TINY_DAGGER, "run.log_every_steps=32", "run.total_steps=64",
-            "distill.beta_start=0", "distill.grip_clear=0.1", "distill.grip_veto=true"]  # fmt: skip
-    assert main(argv) == 0
+    argv, _ = tiny_run(tmp_path, "pick", "v")
+    veto = ["run.total_steps=64", "distill.beta_start=0", "distill.grip_clear=0.1",
+            "distill.grip_veto=true"]  # fmt: skip
+    assert main([*argv, *veto]) == 0
     counts = [v for _, v in tb_scalars(tmp_path / "pick" / "v", "distill/grip_vetoes")]
     assert len(counts) == 2 and all(c >= 0 and c == int(c) for c in counts)
-    nav = ["nav", "--algo", "distill", "--serial", "--run-name", "n", f"runs_root={tmp_path}",
-           *TINY_STUDENT, *TINY_DAGGER, "run.total_steps=32", "distill.grip_veto=true"]  # fmt: skip
-    assert main(nav) == 1
+    nav, _ = tiny_run(tmp_path, "nav", "n")
+    assert main([*nav, "run.total_steps=32", "distill.grip_veto=true"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert (
         err[-1]

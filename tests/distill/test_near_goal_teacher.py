@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from distill_testlib import TINY_DAGGER, TINY_STUDENT, goal_error
+from distill_testlib import goal_error, tiny_run
 
 from rearrange.distill.teacher_labels import (
     TEACHER_KEY,
@@ -71,11 +71,9 @@ def test_a_negative_radius_is_one_line(capsys):
 
 
 def test_a_run_records_the_radius_and_resumes_with_it(tmp_path, caplog):
-    argv = ["nav", "--algo", "distill", "--serial", "--run-name", "n", f"runs_root={tmp_path}",
-            *TINY_STUDENT, *TINY_DAGGER, "run.log_every_steps=32"]  # fmt: skip
+    argv, latest = tiny_run(tmp_path, "nav", "n")
     first = ["distill.oracle_near=1.0", "distill.oracle_yaw_tol=4", "run.total_steps=32"]
     assert main([*argv, *first]) == 0
-    latest = tmp_path / "nav" / "n" / "checkpoints" / "latest.pt"
     learner = SkillCheckpoint.load(latest).training.learner
     assert learner["oracle_near"] == 1.0 and learner["oracle_yaw_tol"] == 4.0
     with caplog.at_level("INFO"):

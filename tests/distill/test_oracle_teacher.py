@@ -5,7 +5,7 @@ and `--resume` without --teacher keeps it."""
 
 import numpy as np
 import pytest
-from distill_testlib import TINY_DAGGER, TINY_STUDENT, goal_error
+from distill_testlib import goal_error, tiny_run
 
 from rearrange.distill.teacher_labels import (
     TEACHER_KEY,
@@ -68,11 +68,9 @@ def test_a_skill_without_an_oracle_is_one_line(monkeypatch):
 
 
 def test_a_run_records_the_oracle_and_resumes_with_it(tmp_path, capsys):
-    argv = ["nav", "--algo", "distill", "--serial", "--run-name", "o", f"runs_root={tmp_path}",
-            *TINY_STUDENT, *TINY_DAGGER, "run.log_every_steps=32"]  # fmt: skip
+    argv, latest = tiny_run(tmp_path, "nav", "o")
     assert main([*argv, "--teacher", "oracle", "run.total_steps=32"]) == 0
     assert "teacher: oracle" in capsys.readouterr().err  # the banner
-    latest = tmp_path / "nav" / "o" / "checkpoints" / "latest.pt"
     assert SkillCheckpoint.load(latest).training.learner["teacher"] == "oracle"
     assert main([*argv, "--resume", "run.total_steps=64"]) == 0  # no --teacher: the run's
     resumed = SkillCheckpoint.load(latest)

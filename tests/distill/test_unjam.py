@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from distill_testlib import TINY_DAGGER, TINY_STUDENT, CountingTeacher
+from distill_testlib import CountingTeacher, tiny_run
 
 from rearrange.distill.teacher_labels import (
     TEACHER_KEY,
@@ -112,10 +112,8 @@ def test_unjam_for_a_skill_that_does_not_drive_is_one_line(capsys):
 
 
 def test_a_run_records_unjam_and_resumes_with_it(tmp_path, caplog):
-    argv = ["nav", "--algo", "distill", "--serial", "--run-name", "u", f"runs_root={tmp_path}",
-            *TINY_STUDENT, *TINY_DAGGER, "run.log_every_steps=32"]  # fmt: skip
+    argv, latest = tiny_run(tmp_path, "nav", "u")
     assert main([*argv, "distill.unjam=true", "run.total_steps=32"]) == 0
-    latest = tmp_path / "nav" / "u" / "checkpoints" / "latest.pt"
     assert SkillCheckpoint.load(latest).training.learner["unjam"] is True
     with caplog.at_level("INFO"):
         assert main([*argv, "--resume", "run.total_steps=64"]) == 0  # no distill.unjam
