@@ -1,7 +1,8 @@
 """A distillation teacher's labels, acted on: how often the teacher succeeds as the policy.
 
     python -m benchmarks.teacher_success pick --base-movement --episodes 100 --seed 0 \
-        [--teacher CKPT|oracle] [--grip-near R] [--grip-clear R] [--unjam] [--oracle-near R] [--verbose]
+        [--teacher CKPT|oracle] [--grip-near R] [--grip-clear R] [--unjam] [--oracle-near R]
+        [--fixed-base-teacher CKPT|shipped [--fixed-base-reach R] [--drawer-teacher CKPT|shipped]] [--set FIELD=VALUE] [--verbose]
 
 DAgger copies its teacher, so a student is bounded by its labels. This runs the teacher a
 `--algo distill` run would build (`teacher_labels.resolve_teacher`, the same options as the
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import sys
 
 import numpy as np
@@ -42,6 +44,7 @@ class TeacherSkill:
 
 def run(args: argparse.Namespace) -> dict:
     from rearrange.distill.teacher_labels import resolve_teacher
+    from rearrange.eval.one_skill import task_overrides
     from rearrange.eval.stats import format_rate
     from rearrange.skills.rollout import run_skill_episode
     from rearrange.tasks import default_task_config, make_env
@@ -54,10 +57,15 @@ def run(args: argparse.Namespace) -> dict:
         unjam=args.unjam,
         grip_near=args.grip_near,
         grip_clear=args.grip_clear,
+        fixed_base=args.fixed_base_teacher,
+        fixed_base_reach=args.fixed_base_reach,
+        drawer=getattr(args, "drawer_teacher", None),
     )
     cfg = default_task_config(
         args.skill, obs_preset="state", num_episodes=args.episodes, base_movement=args.base_movement
     )
+    overrides = task_overrides(getattr(args, "set", None) or [], args.skill)
+    cfg = dataclasses.replace(cfg, **overrides)
     env = make_env(args.skill, cfg, split=args.split, seed=args.seed)
     skill = TeacherSkill(spec.build(), env)
     try:
@@ -84,16 +92,34 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--grip-clear", type=float, default=0.0, help="distill.grip_clear (m; pick)")
     p.add_argument("--unjam", action="store_true", help="distill.unjam")
     p.add_argument("--oracle-near", type=float, default=0.0, help="distill.oracle_near (m; nav)")
+    p.add_argument(
+        "--fixed-base-teacher",
+        default=None,
+        help="distill.fixed_base_teacher: CKPT or 'shipped' (pick/place --base-movement)",
+    )
+    p.add_argument(
+        "--fixed-base-reach", type=float, default=0.85, help="distill.fixed_base_reach (m)"
+    )
+    p.add_argument(
+        "--drawer-teacher", default=None, help="distill.drawer_teacher: CKPT or 'shipped' (pick)"
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="FIELD=VALUE",
+        help="a TaskConfig field of the episodes, e.g. drawer_pick_prob=1.0 (repeatable)",
+    )
     p.add_argument("--episodes", type=int, default=100)
     p.add_argument("--split", default="val")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", action="store_true", help="print each failed episode")
     args = p.parse_args(argv)
     from rearrange.distill.teacher_labels import TeacherError
+    from rearrange.eval.one_skill import UsageError
 
     try:
         run(args)
-    except TeacherError as exc:
+    except (TeacherError, UsageError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -173,6 +173,9 @@ def _teacher(cfg: TrainConfig):
         bool(cfg.distill.unjam),
         cfg.distill.grip_near or 0.0,
         cfg.distill.grip_clear or 0.0,
+        cfg.distill.fixed_base_teacher,
+        cfg.distill.fixed_base_reach,
+        cfg.distill.drawer_teacher,
     )
     mismatch = cfg.skill == "place" and release_mismatch(spec, cfg.task.thresholds.place_release)
     if mismatch:
@@ -219,6 +222,13 @@ def check_distill(cfg: TrainConfig) -> str | None:
     return None
 
 
+def _named(teacher: str, kind: str) -> str:
+    """A hand-off teacher as the banner names it ('shipped': the shipped one of its kind)."""
+    from rearrange.distill.teacher_labels import FIXED_BASE_SHIPPED
+
+    return f"the shipped {kind} checkpoint" if teacher == FIXED_BASE_SHIPPED else teacher
+
+
 def _describe_distill(cfg: TrainConfig) -> str:
     from rearrange.distill.grip_labels import describe
 
@@ -227,6 +237,13 @@ def _describe_distill(cfg: TrainConfig) -> str:
     )
     if (cfg.distill.oracle_near or 0.0) > 0:
         teacher += f", the oracle within {cfg.distill.oracle_near:g} m of the goal"
+    if cfg.distill.fixed_base_teacher:
+        teacher += (
+            f", then {_named(cfg.distill.fixed_base_teacher, 'fixed-base')} within "
+            f"{cfg.distill.fixed_base_reach:g} m of the target"
+        )
+    if cfg.distill.drawer_teacher:
+        teacher += f", {_named(cfg.distill.drawer_teacher, 'base-moving')} in drawers"
     if cfg.distill.unjam:
         teacher += ", backing away after a jammed step"
     teacher += describe(cfg.distill.grip_near or 0.0, cfg.distill.grip_clear or 0.0)

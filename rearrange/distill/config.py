@@ -53,6 +53,17 @@ class DistillConfig:
     close to the gripper's and nearer than the target's, so the student learns not to close
     beside a neighbour and keeps the teacher's grip everywhere else (`distill/grip_labels.py`);
     0: off; None (not given): off, or on --resume the radius the run recorded."""
+    fixed_base_teacher: str | None = None
+    """A base-moving pick or place: a fixed-base state checkpoint (a file, a run directory, or
+    'shipped' for the shipped one) that labels the states once the target is within
+    `fixed_base_reach` of the shoulder and ahead of the base, the teacher before then
+    (`distill/hand_off.py`); None (not given): off, or on --resume what the run recorded."""
+    fixed_base_reach: float = 0.85
+    """m: the hand-off's shoulder-to-target distance (the close spawns' reach_max)."""
+    drawer_teacher: str | None = None
+    """With fixed_base_teacher (pick): a base-moving state checkpoint (or 'shipped') that
+    labels the picks from a drawer, which are never handed off; None: the teacher does
+    (on --resume: what the run recorded)."""
     beta_start: float = 1.0
     """Probability of executing the teacher's action (else the student's) at step 0."""
     beta_end: float = 0.0
@@ -132,6 +143,10 @@ class DistillConfig:
                 value is None or value >= 0.0,
                 f"DistillConfig.{name} must be >= 0 (metres; 0: off), got {value}",
             )
+        _require(
+            0.0 < self.fixed_base_reach <= 2.0,
+            f"DistillConfig.fixed_base_reach must be in (0, 2] (metres), got {self.fixed_base_reach}",
+        )
         for name in ("beta_start", "beta_end"):
             value = getattr(self, name)
             _require(0.0 <= value <= 1.0, f"DistillConfig.{name} must be in [0, 1], got {value}")

@@ -87,6 +87,15 @@ class TeacherSpec:
     grip_clear: float = 0.0
     """m (pick): the grip label is open while another object is this close to the gripper
     and nearer than the target (`distill.grip_clear`); 0: off."""
+    fixed_base: str | None = None
+    """The fixed-base checkpoint (absolute) that labels a base-moving pick or place once the
+    target is within `fixed_base_reach` of the shoulder (`distill.fixed_base_teacher`,
+    `distill/hand_off.py`); None: off."""
+    fixed_base_reach: float = 0.0
+    """m: the hand-off's shoulder-to-target distance (with `fixed_base`)."""
+    drawer: str | None = None
+    """With `fixed_base`: the base-moving checkpoint (absolute) that labels picks from a
+    drawer, never handed off (`distill.drawer_teacher`); None: the teacher labels them."""
     release_dist: float | None = None
     """m (place): the release distance the teacher's checkpoint was trained under
     (`task.thresholds.place_release`); None: the default, or not a place checkpoint."""
@@ -96,7 +105,12 @@ class TeacherSpec:
         jam = ", backing away after a jammed step" if self.unjam else ""
         from rearrange.distill.grip_labels import describe
 
-        return self._name() + jam + describe(self.grip_near, self.grip_clear)
+        hand = ""
+        if self.fixed_base:
+            hand = f", {self.fixed_base} within {self.fixed_base_reach:g} m of the target"
+        if self.drawer:
+            hand += f", {self.drawer} in drawers"
+        return self._name() + hand + jam + describe(self.grip_near, self.grip_clear)
 
     def _name(self) -> str:
         square = (
@@ -128,6 +142,17 @@ class TeacherSpec:
         return teacher
 
     def _build(self) -> Teacher:
+        if self.fixed_base:
+            from rearrange.distill.hand_off import HandOffTeacher
+            from rearrange.sim.placement.spawns import PlacementConfig
+
+            far = dataclasses.replace(self, fixed_base=None)._build()
+            near = CheckpointTeacher(dataclasses.replace(self, path=self.fixed_base), False)
+            drawer = None
+            if self.drawer:
+                drawer = CheckpointTeacher(dataclasses.replace(self, path=self.drawer))
+            shoulder = PlacementConfig().shoulder_x
+            return HandOffTeacher(far, near, self.skill, self.fixed_base_reach, shoulder, drawer)
         if self.oracle:
             return OracleTeacher(self)
         if self.path is None:
@@ -216,10 +241,14 @@ class OracleTeacher:
 class CheckpointTeacher:
     """A learned skill's policy acting on its own observation preset of the env's sim."""
 
-    def __init__(self, spec: TeacherSpec):
+    def __init__(self, spec: TeacherSpec, base_movement: bool | None = None):
+        """`base_movement`: the sensors it observes, with or without the base-movement ones;
+        None: the env's (a fixed-base teacher of a base-moving run passes False)."""
         import torch
 
         from rearrange.skills.learned import build_policy_from_checkpoint
+
+        self.base_movement = base_movement
 
         self._torch = torch
         self.policy, ckpt = build_policy_from_checkpoint(Path(spec.path), spec.skill, "cpu")
@@ -239,9 +268,8 @@ class CheckpointTeacher:
         from rearrange.tasks.sensors import build_observation
 
         base = env.unwrapped
-        obs = build_observation(
-            base.task, self.preset, base.sim, base.target, base.config.base_movement
-        )
+        moving = base.config.base_movement if self.base_movement is None else self.base_movement
+        obs = build_observation(base.task, self.preset, base.sim, base.target, moving)
         return {k: obs[k] for k in self.keys}
 
     def act(self, env: gym.Env, obs: dict, executed: np.ndarray | None) -> np.ndarray:
@@ -344,12 +372,18 @@ def resolve_teacher(
     unjam: bool = False,
     grip_near: float = 0.0,
     grip_clear: float = 0.0,
+    fixed_base: str | None = None,
+    fixed_base_reach: float = 0.0,
+    drawer: str | None = None,
 ) -> TeacherSpec:
     """The teacher of a run: `teacher` (a checkpoint or a run directory) or the shipped
     checkpoint of (skill, base movement), checked to fit, with the oracle near the goal when
     `oracle_near` > 0 (nav), backing away after jammed steps with `unjam` (a skill that
     drives), the grip open until `grip_near` m from the target and while another object is
-    within `grip_clear` m (pick); TeacherError (one line) if not."""
+    within `grip_clear` m (pick), and the fixed-base checkpoint `fixed_base` ('shipped': the
+    shipped one) labelling once the target is within `fixed_base_reach` m of the shoulder
+    (a base-moving pick or place), the base-moving checkpoint `drawer` labelling its drawer
+    picks; TeacherError (one line) if not."""
     if oracle_near > 0:
         check_oracle_near(skill, base_movement, teacher)
     if unjam:
@@ -358,9 +392,76 @@ def resolve_teacher(
         if radius:
             check_grip_label(skill, name, radius)
     spec = _resolve(skill, base_movement, teacher, move_scale, oracle_near, oracle_yaw_tol)
+    if fixed_base is not None:
+        spec = dataclasses.replace(
+            spec,
+            fixed_base=check_fixed_base(skill, base_movement, fixed_base, fixed_base_reach),
+            fixed_base_reach=float(fixed_base_reach),
+        )
+    if drawer is not None:
+        spec = dataclasses.replace(spec, drawer=check_drawer(skill, base_movement, drawer, spec))
     return dataclasses.replace(
         spec, unjam=unjam, grip_near=float(grip_near), grip_clear=float(grip_clear)
     )
+
+
+FIXED_BASE_SHIPPED = "shipped"
+"""`distill.fixed_base_teacher=shipped` (`drawer_teacher=shipped`): the shipped fixed-base
+(base-moving) checkpoint of the skill."""
+
+
+def check_drawer(skill: str, base_movement: bool, path: str, spec: TeacherSpec) -> str:
+    """The absolute path of `distill.drawer_teacher` if it can label the drawer picks of a
+    hand-off run; TeacherError (one line) if not."""
+    name = "distill.drawer_teacher"
+    if not spec.fixed_base or skill != "pick":
+        raise TeacherError(
+            f"{name}: only a pick handed off to a fixed-base teacher labels drawer picks apart: "
+            "add distill.fixed_base_teacher or drop it"
+        )
+    found = teacher_path(skill, base_movement, None if path == FIXED_BASE_SHIPPED else path)
+    try:
+        check_teacher(found, skill, base_movement)
+    except TeacherError as exc:
+        raise TeacherError(f"{name}: {exc}") from None
+    return str(found.resolve())
+
+
+def check_fixed_base(skill: str, base_movement: bool, path: str, reach: float) -> str:
+    """The absolute path of `distill.fixed_base_teacher` if it can take a base-moving pick or
+    place over within `reach` m; TeacherError (one line) if not."""
+    from rearrange.distill.hand_off import HAND_OFF_SKILLS
+
+    name = "distill.fixed_base_teacher"
+    if skill not in HAND_OFF_SKILLS:
+        raise TeacherError(
+            f"{name}: {skill} has no fixed-base hand-off (pick and place do): drop it"
+        )
+    if not base_movement:
+        raise TeacherError(
+            f"{name}: the run does not move the base: add --base-movement or drop it"
+        )
+    if not 0 < reach <= 2:
+        raise TeacherError(
+            f"distill.fixed_base_reach={reach:g}: give the hand-off distance in metres in (0, 2], "
+            "e.g. 0.85 (the close spawns' reach)"
+        )
+    from rearrange.runtime.checkpoint import CheckpointError, SkillCheckpoint
+
+    given = None if path == FIXED_BASE_SHIPPED else path
+    try:
+        found = teacher_path(skill, False, given)
+        if SkillCheckpoint.load(found, skill=skill).base_movement:
+            raise TeacherError(
+                f"{found} was trained with base movement: pass a fixed-base {skill} checkpoint "
+                f"(e.g. rearrange/skills/pretrained/{skill}.pt, or '{FIXED_BASE_SHIPPED}')"
+            )
+        check_teacher(found, skill, False)
+    except CheckpointError as exc:
+        raise TeacherError(f"{name}: {exc}") from None
+    except TeacherError as exc:
+        raise TeacherError(f"{name}: {exc}") from None
+    return str(found.resolve())
 
 
 def check_grip_label(skill: str, name: str, radius: float) -> None:

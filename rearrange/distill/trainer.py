@@ -208,7 +208,8 @@ class DistillTrainer:
         without distill.oracle_near (None, the default) the radius it records, and without
         distill.oracle_yaw_tol (None) the heading tolerance it records, and without
         distill.unjam (None) whether it backed away after jammed steps, and without
-        distill.grip_near / grip_clear (None) the radii of its grip labels."""
+        distill.grip_near / grip_clear (None) the radii of its grip labels, and without
+        distill.fixed_base_teacher (None) its fixed-base hand-off."""
         path = find_latest(self.session.checkpoint_dir) if self.setup.resume else None
         if path is None:
             return self.teacher
@@ -230,6 +231,14 @@ class DistillTrainer:
             if given.get(name) is None and radius != getattr(teacher, name):
                 log.info("resuming with distill.%s=%g, as the run recorded", name, radius)
                 teacher = dataclasses.replace(teacher, **{name: radius})
+        fixed = learner.get("fixed_base")
+        if given.get("fixed_base_teacher") is None and fixed and not teacher.fixed_base:
+            reach = float(learner.get("fixed_base_reach") or 0.0)
+            log.info("resuming with %s labelling within %g m, as the run recorded", fixed, reach)
+            drawer = learner.get("drawer")
+            teacher = dataclasses.replace(
+                teacher, fixed_base=fixed, fixed_base_reach=reach, drawer=drawer
+            )
         yaw = learner.get("oracle_yaw_tol")
         if given.get("oracle_yaw_tol") is None and yaw is not None:
             log.info("resuming with the oracle's %g degree heading tolerance, as recorded", yaw)
@@ -273,6 +282,9 @@ class DistillTrainer:
                 "unjam": self.teacher.unjam,
                 "grip_near": self.teacher.grip_near,
                 "grip_clear": self.teacher.grip_clear,
+                "fixed_base": self.teacher.fixed_base,
+                "fixed_base_reach": self.teacher.fixed_base_reach,
+                "drawer": self.teacher.drawer,
             },
         )
 

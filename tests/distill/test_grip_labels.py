@@ -235,6 +235,8 @@ def test_teacher_success_acts_the_relabelled_teacher_on_val_episodes(capsys):
             grip_clear=0.1,
             unjam=False,
             oracle_near=0.0,
+            fixed_base_teacher=None,
+            fixed_base_reach=0.85,
             episodes=2,
             split="val",
             seed=0,
