@@ -59,12 +59,12 @@ def run(args: argparse.Namespace) -> dict:
         grip_clear=args.grip_clear,
         fixed_base=args.fixed_base_teacher,
         fixed_base_reach=args.fixed_base_reach,
-        drawer=getattr(args, "drawer_teacher", None),
+        drawer=args.drawer_teacher,
     )
     cfg = default_task_config(
         args.skill, obs_preset="state", num_episodes=args.episodes, base_movement=args.base_movement
     )
-    overrides = task_overrides(getattr(args, "set", None) or [], args.skill)
+    overrides = task_overrides(args.set or [], args.skill)
     cfg = dataclasses.replace(cfg, **overrides)
     env = make_env(args.skill, cfg, split=args.split, seed=args.seed)
     skill = TeacherSkill(spec.build(), env)

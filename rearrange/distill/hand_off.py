@@ -59,10 +59,9 @@ def in_drawer(env: gym.Env) -> bool:
     sim, target = base.sim, base.target
     name = target.receptacle or sim.episode.objects[target.obj_index].receptacle
     try:
-        container = sim.layout.receptacle(name).container
+        return sim.layout.receptacle(name).in_drawer
     except KeyError:
         return False
-    return container is not None and container.startswith("drawer")
 
 
 def within_reach(pose, point, reach: float, shoulder_x: float, yaw: float = HAND_OFF_YAW) -> bool:

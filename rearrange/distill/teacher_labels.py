@@ -249,7 +249,6 @@ class CheckpointTeacher:
         from rearrange.skills.learned import build_policy_from_checkpoint
 
         self.base_movement = base_movement
-
         self._torch = torch
         self.policy, ckpt = build_policy_from_checkpoint(Path(spec.path), spec.skill, "cpu")
         self.keys = tuple(ckpt.observation_space.spaces)
@@ -448,19 +447,22 @@ def check_fixed_base(skill: str, base_movement: bool, path: str, reach: float) -
         )
     from rearrange.runtime.checkpoint import CheckpointError, SkillCheckpoint
 
-    given = None if path == FIXED_BASE_SHIPPED else path
+    found = None
     try:
-        found = teacher_path(skill, False, given)
-        if SkillCheckpoint.load(found, skill=skill).base_movement:
-            raise TeacherError(
+        found = teacher_path(skill, False, None if path == FIXED_BASE_SHIPPED else path)
+        check_teacher(found, skill, False)
+    except TeacherError as exc:
+        message = str(exc)
+        try:  # check_teacher's fix for a base-moving file is the run's flag, not this one
+            moving = found is not None and SkillCheckpoint.load(found, skill=skill).base_movement
+        except CheckpointError:
+            moving = False
+        if moving:
+            message = (
                 f"{found} was trained with base movement: pass a fixed-base {skill} checkpoint "
                 f"(e.g. rearrange/skills/pretrained/{skill}.pt, or '{FIXED_BASE_SHIPPED}')"
             )
-        check_teacher(found, skill, False)
-    except CheckpointError as exc:
-        raise TeacherError(f"{name}: {exc}") from None
-    except TeacherError as exc:
-        raise TeacherError(f"{name}: {exc}") from None
+        raise TeacherError(f"{name}: {message}") from None
     return str(found.resolve())
 
 

@@ -232,7 +232,7 @@ class DistillTrainer:
                 log.info("resuming with distill.%s=%g, as the run recorded", name, radius)
                 teacher = dataclasses.replace(teacher, **{name: radius})
         fixed = learner.get("fixed_base")
-        if given.get("fixed_base_teacher") is None and fixed and not teacher.fixed_base:
+        if given.get("fixed_base_teacher") is None and fixed:
             reach = float(learner.get("fixed_base_reach") or 0.0)
             log.info("resuming with %s labelling within %g m, as the run recorded", fixed, reach)
             drawer = learner.get("drawer")

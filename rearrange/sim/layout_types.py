@@ -64,6 +64,11 @@ class Receptacle:
     def top_z(self) -> float:
         return self.surface.center[2] + self.surface.half_size[2]
 
+    @property
+    def in_drawer(self) -> bool:
+        """The surface is a drawer's floor (its container is a drawer)."""
+        return self.container is not None and self.container.startswith("drawer")
+
 
 @dataclass(frozen=True)
 class Articulation:

@@ -273,7 +273,7 @@ def _fridge_of(sim, rec_name: str | None) -> str | None:
         rec = sim.layout.receptacle(rec_name)
     except Exception:  # noqa: BLE001 - unknown receptacle
         return None
-    if rec.container is None or rec.container.startswith("drawer"):
+    if rec.container is None or rec.in_drawer:
         return None
     return rec.furniture
 

@@ -237,6 +237,8 @@ def test_teacher_success_acts_the_relabelled_teacher_on_val_episodes(capsys):
             oracle_near=0.0,
             fixed_base_teacher=None,
             fixed_base_reach=0.85,
+            drawer_teacher=None,
+            set=None,
             episodes=2,
             split="val",
             seed=0,

@@ -19,6 +19,7 @@ from rearrange.distill.teacher_labels import (
     resolve_teacher,
 )
 from rearrange.runtime.checkpoint import SkillCheckpoint
+from rearrange.sim.layout_types import Box, Receptacle
 from rearrange.skill_spec import action_layout
 from rearrange.train_skill import main
 
@@ -62,7 +63,8 @@ def _env(x: float, container: str | None = None):
     sim = SimpleNamespace(base_pose=lambda: np.array([env.x, 0.0, 0.0]), held=None)
     sim.held_object = lambda: sim.held
     sim.object_pos = lambda i: np.array([1.0, 0.0, 0.5]) if i == 4 else None
-    recs = {"shelf": SimpleNamespace(container=container)}
+    surface = Box((1.0, 0.0, 0.4), (0.3, 0.3, 0.01))
+    recs = {"shelf": Receptacle("shelf", "cabinet_0", surface, container)}
     sim.layout = SimpleNamespace(receptacle=lambda name: recs[name])
     target = SimpleNamespace(obj_index=4, receptacle="shelf")
     base = SimpleNamespace(task="pick", sim=sim, target=target)

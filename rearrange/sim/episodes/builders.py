@@ -19,7 +19,7 @@ from rearrange.skill_spec import ARTICULATED_SKILLS, SKILLS, skill_def
 
 
 def _is_drawer(r: Receptacle) -> bool:
-    return r.container is not None and r.container.startswith("drawer")
+    return r.in_drawer
 
 
 def _is_fridge(r: Receptacle) -> bool:
