@@ -2,7 +2,8 @@
 
     python -m benchmarks.teacher_success pick --base-movement --episodes 100 --seed 0 \
         [--teacher CKPT|oracle] [--grip-near R] [--grip-clear R] [--unjam] [--oracle-near R]
-        [--fixed-base-teacher CKPT|shipped [--fixed-base-reach R] [--drawer-teacher CKPT|shipped]] [--set FIELD=VALUE] [--verbose]
+        [--fixed-base-teacher CKPT|shipped [--fixed-base-reach R] [--drawer-teacher CKPT|shipped]
+        [--fridge-teacher oracle|CKPT|shipped]] [--set FIELD=VALUE] [--verbose]
 
 DAgger copies its teacher, so a student is bounded by its labels. This runs the teacher a
 `--algo distill` run would build (`teacher_labels.resolve_teacher`, the same options as the
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace) -> dict:
         fixed_base=args.fixed_base_teacher,
         fixed_base_reach=args.fixed_base_reach,
         drawer=args.drawer_teacher,
+        fridge=args.fridge_teacher,
     )
     cfg = default_task_config(
         args.skill, obs_preset="state", num_episodes=args.episodes, base_movement=args.base_movement
@@ -102,6 +104,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--drawer-teacher", default=None, help="distill.drawer_teacher: CKPT or 'shipped' (pick)"
+    )
+    p.add_argument(
+        "--fridge-teacher",
+        default=None,
+        help="distill.fridge_teacher: 'oracle', CKPT or 'shipped' (pick)",
     )
     p.add_argument(
         "--set",

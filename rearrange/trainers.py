@@ -176,6 +176,7 @@ def _teacher(cfg: TrainConfig):
         cfg.distill.fixed_base_teacher,
         cfg.distill.fixed_base_reach,
         cfg.distill.drawer_teacher,
+        cfg.distill.fridge_teacher,
     )
     mismatch = cfg.skill == "place" and release_mismatch(spec, cfg.task.thresholds.place_release)
     if mismatch:
@@ -244,6 +245,10 @@ def _describe_distill(cfg: TrainConfig) -> str:
         )
     if cfg.distill.drawer_teacher:
         teacher += f", {_named(cfg.distill.drawer_teacher, 'base-moving')} in drawers"
+    if cfg.distill.fridge_teacher:
+        driver = cfg.distill.fridge_teacher
+        driver = "the scripted oracle" if driver == "oracle" else _named(driver, "base-moving")
+        teacher += f", {driver} driving to the fridge"
     if cfg.distill.unjam:
         teacher += ", backing away after a jammed step"
     teacher += describe(cfg.distill.grip_near or 0.0, cfg.distill.grip_clear or 0.0)

@@ -64,6 +64,11 @@ class DistillConfig:
     """With fixed_base_teacher (pick): a base-moving state checkpoint (or 'shipped') that
     labels the picks from a drawer, which are never handed off; None: the teacher does
     (on --resume: what the run recorded)."""
+    fridge_teacher: str | None = None
+    """With fixed_base_teacher (pick): 'oracle' (the scripted pick oracle) or a base-moving
+    state checkpoint (or 'shipped') whose labels drive the picks from the fridge's shelves,
+    handed off as the others (`distill/hand_off.py`); None: the teacher drives them (on
+    --resume: what the run recorded)."""
     beta_start: float = 1.0
     """Probability of executing the teacher's action (else the student's) at step 0."""
     beta_end: float = 0.0

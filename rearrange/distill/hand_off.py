@@ -23,6 +23,13 @@ the base-moving state pick alone 45). Their labels are the `drawer` teacher's wh
 given (`distill.drawer_teacher`: the scripted oracle, a good driver elsewhere, took 23 of
 them), else the base-moving teacher's (benchmarks/RESULTS.md, "The pick handed to the
 fixed-base teacher").
+
+Picks from the fridge's shelves are handed off like the rest, but the drive there may be
+another teacher's (`distill.fridge_teacher`): traced on seed 0's val episodes, 7 of the
+hand-off's 8 timeouts were fridge picks, where `pick_bm.pt` stalls 1.1-1.2 m out, or stops
+beside the open fridge so that the fixed-base pick's elbow meets its side wall (as the
+policy on 50 fridge picks: `pick_bm.pt` 52 %, handed off 52 %, the scripted oracle's drive
+to a stand pose in front of the shelf, handed off, 76 %).
 """
 
 from __future__ import annotations
@@ -51,17 +58,29 @@ def target_point(env: gym.Env) -> np.ndarray:
     return np.asarray(base.sim.object_pos(base.target.obj_index), np.float64)
 
 
-def in_drawer(env: gym.Env) -> bool:
-    """A pick whose target lies in a drawer (its receptacle's container is one)."""
+def pick_receptacle(env: gym.Env):
+    """The receptacle a pick's target lies on (None: not a pick, or not a layout's)."""
     base = env.unwrapped
     if base.task != "pick":
-        return False
+        return None
     sim, target = base.sim, base.target
     name = target.receptacle or sim.episode.objects[target.obj_index].receptacle
     try:
-        return sim.layout.receptacle(name).in_drawer
+        return sim.layout.receptacle(name)
     except KeyError:
-        return False
+        return None
+
+
+def in_drawer(env: gym.Env) -> bool:
+    """A pick whose target lies in a drawer (its receptacle's container is one)."""
+    rec = pick_receptacle(env)
+    return rec is not None and rec.in_drawer
+
+
+def in_fridge(env: gym.Env) -> bool:
+    """A pick whose target lies on a fridge shelf."""
+    rec = pick_receptacle(env)
+    return rec is not None and rec.in_fridge
 
 
 def within_reach(pose, point, reach: float, shoulder_x: float, yaw: float = HAND_OFF_YAW) -> bool:
@@ -79,30 +98,35 @@ def within_reach(pose, point, reach: float, shoulder_x: float, yaw: float = HAND
 class HandOffTeacher:
     """`far` (base-moving) labels until the target is within reach, then `near` (fixed-base,
     its action widened by a still base) until it leaves the wider region; a drawer pick is
-    `drawer`'s (None: `far`'s) throughout."""
+    `drawer`'s (None: `far`'s) throughout; a fridge pick's drive is `fridge`'s (None:
+    `far`'s), handed off the same way."""
 
-    def __init__(self, far, near, skill: str, reach: float, shoulder_x: float, drawer=None):
+    def __init__(
+        self, far, near, skill: str, reach: float, shoulder_x: float, drawer=None, fridge=None
+    ):
         self.far, self.near, self.reach, self.shoulder_x = far, near, float(reach), shoulder_x
-        self.drawer_teacher = drawer
+        self.drawer_teacher, self.fridge_teacher = drawer, fridge
         self.moving = action_layout(skill, True)
         self.fixed = action_layout(skill, False)
         self.handed = False
         self.drawer: bool | None = None
+        self.driver = far  # the episode's base-moving teacher
 
     def reset(self) -> None:
-        self.far.reset()
-        self.near.reset()
-        if self.drawer_teacher is not None:
-            self.drawer_teacher.reset()
+        for teacher in (self.far, self.near, self.drawer_teacher, self.fridge_teacher):
+            if teacher is not None:
+                teacher.reset()
         self.handed = False
         self.drawer = None  # read at the episode's first label (its target exists then)
 
     def act(self, env: gym.Env, obs: dict, executed: np.ndarray | None) -> np.ndarray:
         if self.drawer is None:
             self.drawer = in_drawer(env)
+            fridge = self.fridge_teacher is not None and in_fridge(env)
+            self.driver = self.fridge_teacher if fridge else self.far
         if self.drawer:
             return (self.drawer_teacher or self.far).act(env, obs, executed)
-        far = self.far.act(env, obs, executed)
+        far = self.driver.act(env, obs, executed)
         pose, point = env.unwrapped.sim.base_pose(), target_point(env)
         if self.handed and not self.holding(env):
             out = HAND_BACK_MARGIN + self.reach

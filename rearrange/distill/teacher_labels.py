@@ -96,6 +96,10 @@ class TeacherSpec:
     drawer: str | None = None
     """With `fixed_base`: the base-moving checkpoint (absolute) that labels picks from a
     drawer, never handed off (`distill.drawer_teacher`); None: the teacher labels them."""
+    fridge: str | None = None
+    """With `fixed_base` (pick): 'oracle' (the scripted pick oracle) or a base-moving
+    checkpoint (absolute) whose labels drive the picks from the fridge's shelves, handed off
+    as the others (`distill.fridge_teacher`); None: the teacher drives them."""
     release_dist: float | None = None
     """m (place): the release distance the teacher's checkpoint was trained under
     (`task.thresholds.place_release`); None: the default, or not a place checkpoint."""
@@ -110,6 +114,9 @@ class TeacherSpec:
             hand = f", {self.fixed_base} within {self.fixed_base_reach:g} m of the target"
         if self.drawer:
             hand += f", {self.drawer} in drawers"
+        if self.fridge:
+            driver = f"the scripted {self.skill} oracle" if self.fridge == ORACLE else self.fridge
+            hand += f", {driver} driving to the fridge"
         return self._name() + hand + jam + describe(self.grip_near, self.grip_clear)
 
     def _name(self) -> str:
@@ -148,11 +155,17 @@ class TeacherSpec:
 
             far = dataclasses.replace(self, fixed_base=None)._build()
             near = CheckpointTeacher(dataclasses.replace(self, path=self.fixed_base), False)
-            drawer = None
+            drawer = fridge = None
             if self.drawer:
                 drawer = CheckpointTeacher(dataclasses.replace(self, path=self.drawer))
+            if self.fridge == ORACLE:
+                fridge = OracleTeacher(oracle_teacher(self.skill, self.base_movement))
+            elif self.fridge:
+                fridge = CheckpointTeacher(dataclasses.replace(self, path=self.fridge))
             shoulder = PlacementConfig().shoulder_x
-            return HandOffTeacher(far, near, self.skill, self.fixed_base_reach, shoulder, drawer)
+            return HandOffTeacher(
+                far, near, self.skill, self.fixed_base_reach, shoulder, drawer, fridge
+            )
         if self.oracle:
             return OracleTeacher(self)
         if self.path is None:
@@ -374,6 +387,7 @@ def resolve_teacher(
     fixed_base: str | None = None,
     fixed_base_reach: float = 0.0,
     drawer: str | None = None,
+    fridge: str | None = None,
 ) -> TeacherSpec:
     """The teacher of a run: `teacher` (a checkpoint or a run directory) or the shipped
     checkpoint of (skill, base movement), checked to fit, with the oracle near the goal when
@@ -382,7 +396,8 @@ def resolve_teacher(
     within `grip_clear` m (pick), and the fixed-base checkpoint `fixed_base` ('shipped': the
     shipped one) labelling once the target is within `fixed_base_reach` m of the shoulder
     (a base-moving pick or place), the base-moving checkpoint `drawer` labelling its drawer
-    picks; TeacherError (one line) if not."""
+    picks and `fridge` ('oracle' or a base-moving checkpoint) driving its fridge picks;
+    TeacherError (one line) if not."""
     if oracle_near > 0:
         check_oracle_near(skill, base_movement, teacher)
     if unjam:
@@ -399,6 +414,8 @@ def resolve_teacher(
         )
     if drawer is not None:
         spec = dataclasses.replace(spec, drawer=check_drawer(skill, base_movement, drawer, spec))
+    if fridge is not None:
+        spec = dataclasses.replace(spec, fridge=check_fridge(skill, base_movement, fridge, spec))
     return dataclasses.replace(
         spec, unjam=unjam, grip_near=float(grip_near), grip_clear=float(grip_clear)
     )
@@ -409,21 +426,44 @@ FIXED_BASE_SHIPPED = "shipped"
 (base-moving) checkpoint of the skill."""
 
 
-def check_drawer(skill: str, base_movement: bool, path: str, spec: TeacherSpec) -> str:
-    """The absolute path of `distill.drawer_teacher` if it can label the drawer picks of a
-    hand-off run; TeacherError (one line) if not."""
-    name = "distill.drawer_teacher"
-    if not spec.fixed_base or skill != "pick":
-        raise TeacherError(
-            f"{name}: only a pick handed off to a fixed-base teacher labels drawer picks apart: "
-            "add distill.fixed_base_teacher or drop it"
-        )
+def check_drawer(
+    skill: str, base_movement: bool, path: str, spec: TeacherSpec, where: str = "drawer"
+) -> str:
+    """The absolute path of `distill.drawer_teacher` (`where`="fridge":
+    `distill.fridge_teacher`) if it can label the drawer (fridge) picks of a hand-off run;
+    TeacherError (one line) if not."""
+    name = _check_apart(skill, spec, where)
     found = teacher_path(skill, base_movement, None if path == FIXED_BASE_SHIPPED else path)
     try:
         check_teacher(found, skill, base_movement)
     except TeacherError as exc:
         raise TeacherError(f"{name}: {exc}") from None
     return str(found.resolve())
+
+
+def check_fridge(skill: str, base_movement: bool, teacher: str, spec: TeacherSpec) -> str:
+    """`distill.fridge_teacher`: 'oracle', or the absolute path of a base-moving checkpoint,
+    if it can drive the fridge picks of a hand-off run; TeacherError (one line) if not."""
+    if teacher != ORACLE:
+        return check_drawer(skill, base_movement, teacher, spec, where="fridge")
+    name = _check_apart(skill, spec, "fridge")
+    try:
+        oracle_teacher(skill, base_movement)
+    except TeacherError as exc:
+        raise TeacherError(f"{name}: {exc}") from None
+    return ORACLE
+
+
+def _check_apart(skill: str, spec: TeacherSpec, where: str) -> str:
+    """The option's name, if the run can label its `where` picks apart: a pick handed off
+    to a fixed-base teacher; TeacherError (one line) if not."""
+    name = f"distill.{where}_teacher"
+    if not spec.fixed_base or skill != "pick":
+        raise TeacherError(
+            f"{name}: only a pick handed off to a fixed-base teacher labels {where} picks "
+            "apart: add distill.fixed_base_teacher or drop it"
+        )
+    return name
 
 
 def check_fixed_base(skill: str, base_movement: bool, path: str, reach: float) -> str:

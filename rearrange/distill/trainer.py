@@ -235,9 +235,9 @@ class DistillTrainer:
         if given.get("fixed_base_teacher") is None and fixed:
             reach = float(learner.get("fixed_base_reach") or 0.0)
             log.info("resuming with %s labelling within %g m, as the run recorded", fixed, reach)
-            drawer = learner.get("drawer")
+            drawer, fridge = learner.get("drawer"), learner.get("fridge")
             teacher = dataclasses.replace(
-                teacher, fixed_base=fixed, fixed_base_reach=reach, drawer=drawer
+                teacher, fixed_base=fixed, fixed_base_reach=reach, drawer=drawer, fridge=fridge
             )
         yaw = learner.get("oracle_yaw_tol")
         if given.get("oracle_yaw_tol") is None and yaw is not None:
@@ -285,6 +285,7 @@ class DistillTrainer:
                 "fixed_base": self.teacher.fixed_base,
                 "fixed_base_reach": self.teacher.fixed_base_reach,
                 "drawer": self.teacher.drawer,
+                "fridge": self.teacher.fridge,
             },
         )
 

@@ -69,6 +69,11 @@ class Receptacle:
         """The surface is a drawer's floor (its container is a drawer)."""
         return self.container is not None and self.container.startswith("drawer")
 
+    @property
+    def in_fridge(self) -> bool:
+        """The surface is one of the fridge's shelves."""
+        return self.container == "fridge"
+
 
 @dataclass(frozen=True)
 class Articulation:

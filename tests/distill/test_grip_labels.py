@@ -238,6 +238,7 @@ def test_teacher_success_acts_the_relabelled_teacher_on_val_episodes(capsys):
             fixed_base_teacher=None,
             fixed_base_reach=0.85,
             drawer_teacher=None,
+            fridge_teacher=None,
             set=None,
             episodes=2,
             split="val",

@@ -1,7 +1,8 @@
 """`distill.fixed_base_teacher`: a base-moving pick or place is labelled by its base-moving
 teacher until the target first stands within reach and ahead of the base, then by the
-fixed-base teacher with the base still, to the episode's end; the run records the hand-off
-and `--resume` keeps it."""
+fixed-base teacher with the base still, handed back beyond a margin; drawer picks are never
+handed off (`distill.drawer_teacher` labels them), fridge picks may be driven by another
+teacher (`distill.fridge_teacher`); the run records the hand-off and `--resume` keeps it."""
 
 import math
 from types import SimpleNamespace
@@ -141,6 +142,24 @@ def test_a_drawer_pick_is_never_handed_off():
     assert teacher.act(env, {}, None)[MOVING.base].tolist() == [0.0, 0.0] and teacher.handed
 
 
+def test_a_fridge_pick_is_driven_by_the_fridge_teacher_then_handed_off():
+    far, near = _Recording(MOVING.size, MOVING.grip), _Recording(FIXED.size, FIXED.grip)
+    fridge = _Recording(MOVING.size, MOVING.grip)
+    teacher = HandOffTeacher(far, near, "pick", reach=0.5, shoulder_x=0.0, fridge=fridge)
+    env = _env(0.0, container="fridge")  # 1 m from a target on a fridge shelf
+    teacher.reset()
+    labels = [teacher.act(env, {}, None)[MOVING.grip] for _ in range(2)]
+    assert labels == [1.0, 2.0] and fridge.calls == 2 and far.calls == 0 and not teacher.handed
+    env.x = 0.6  # 0.4 m: handed off to the fixed-base teacher, the base still
+    label = teacher.act(env, {}, None)
+    assert teacher.handed and near.calls == 1 and np.all(label[MOVING.base] == 0.0)
+    assert fridge.calls == 3  # still asked: its memory follows the episode
+    env = _env(0.0)  # the next episode, an open surface: the base-moving teacher drives
+    teacher.reset()
+    assert teacher.act(env, {}, None)[MOVING.grip] == 1.0 and far.calls == 1
+    assert fridge.calls == 0  # reset with the episode, not asked since
+
+
 def test_a_place_hands_off_at_its_goal():
     base = SimpleNamespace(task="place", target=SimpleNamespace(goal_pos=(2.0, 3.0, 0.8)))
     np.testing.assert_array_equal(target_point(SimpleNamespace(unwrapped=base)), [2, 3, 0.8])
@@ -185,6 +204,19 @@ def test_resolving_the_fixed_base_teacher_and_its_errors():
         resolve_teacher(
             "pick", True, None, fixed_base="shipped", fixed_base_reach=0.85, drawer=fixed
         )
+    fridge = resolve_teacher(
+        "pick", True, None, fixed_base="shipped", fixed_base_reach=0.85, fridge="oracle"
+    )
+    assert fridge.fridge == "oracle" and isinstance(fridge.build().fridge_teacher, OracleTeacher)
+    assert fridge.name.endswith("the scripted pick oracle driving to the fridge")
+    with pytest.raises(TeacherError, match=r"^distill.fridge_teacher: only a pick handed off"):
+        resolve_teacher("pick", True, None, fridge="oracle")
+    with pytest.raises(
+        TeacherError, match=r"^distill.fridge_teacher: --teacher .*pick.pt was trained without"
+    ):
+        resolve_teacher(
+            "pick", True, None, fixed_base="shipped", fixed_base_reach=0.85, fridge=fixed
+        )
     with pytest.raises(ValueError, match="DistillConfig.fixed_base_reach must be in"):
         DistillConfig(fixed_base_reach=3.0)
 
@@ -210,17 +242,17 @@ def test_a_run_records_the_hand_off_and_resumes_with_it(tmp_path, caplog, capsys
     argv, latest = tiny_run(tmp_path, "pick", "h")
     argv = [*argv, "--base-movement"]
     hand = ["distill.fixed_base_teacher=shipped", "distill.fixed_base_reach=0.7",
-            "distill.drawer_teacher=shipped"]  # fmt: skip
+            "distill.drawer_teacher=shipped", "distill.fridge_teacher=oracle"]  # fmt: skip
     assert main([*argv, *hand, "run.total_steps=32"]) == 0
     banner = "then the shipped fixed-base checkpoint within 0.7 m of the target, the shipped "
-    assert banner + "base-moving checkpoint in drawers" in capsys.readouterr().err
+    banner += "base-moving checkpoint in drawers, the scripted oracle driving to the fridge"
+    assert banner in capsys.readouterr().err
     learner = SkillCheckpoint.load(latest).training.learner
     assert learner["fixed_base"].endswith("pick.pt") and learner["fixed_base_reach"] == 0.7
-    assert learner["drawer"].endswith("pick_bm.pt")
-    assert learner["drawer"].endswith("pick_bm.pt")
+    assert learner["drawer"].endswith("pick_bm.pt") and learner["fridge"] == "oracle"
     with caplog.at_level("INFO"):
         assert main([*argv, "--resume", "run.total_steps=64"]) == 0
     assert "labelling within 0.7 m, as the run recorded" in caplog.text
     learner = SkillCheckpoint.load(latest).training.learner
     assert learner["fixed_base"].endswith("pick.pt") and learner["fixed_base_reach"] == 0.7
-    assert learner["drawer"].endswith("pick_bm.pt")
+    assert learner["drawer"].endswith("pick_bm.pt") and learner["fridge"] == "oracle"

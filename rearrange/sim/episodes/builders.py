@@ -23,7 +23,7 @@ def _is_drawer(r: Receptacle) -> bool:
 
 
 def _is_fridge(r: Receptacle) -> bool:
-    return r.container == "fridge"
+    return r.in_fridge
 
 
 def _build_pick(sc: SceneDraw, task: str) -> tuple:
