@@ -224,9 +224,12 @@ def check_distill(cfg: TrainConfig) -> str | None:
 
 
 def _named(teacher: str, kind: str) -> str:
-    """A hand-off teacher as the banner names it ('shipped': the shipped one of its kind)."""
-    from rearrange.distill.teacher_labels import FIXED_BASE_SHIPPED
+    """A hand-off teacher as the banner names it ('shipped': the shipped one of its kind,
+    'oracle': the scripted oracle)."""
+    from rearrange.distill.teacher_labels import FIXED_BASE_SHIPPED, ORACLE
 
+    if teacher == ORACLE:
+        return "the scripted oracle"
     return f"the shipped {kind} checkpoint" if teacher == FIXED_BASE_SHIPPED else teacher
 
 
@@ -246,9 +249,7 @@ def _describe_distill(cfg: TrainConfig) -> str:
     if cfg.distill.drawer_teacher:
         teacher += f", {_named(cfg.distill.drawer_teacher, 'base-moving')} in drawers"
     if cfg.distill.fridge_teacher:
-        driver = cfg.distill.fridge_teacher
-        driver = "the scripted oracle" if driver == "oracle" else _named(driver, "base-moving")
-        teacher += f", {driver} driving to the fridge"
+        teacher += f", {_named(cfg.distill.fridge_teacher, 'base-moving')} driving to the fridge"
     if cfg.distill.unjam:
         teacher += ", backing away after a jammed step"
     teacher += describe(cfg.distill.grip_near or 0.0, cfg.distill.grip_clear or 0.0)
