@@ -19,10 +19,17 @@ POLL_TIMEOUT_S = 300.0
 
 
 def sim_only_sps(
-    factory, num_envs: int, steps: int, seed: int, warmup: int = 8, serial: bool = False
+    factory,
+    num_envs: int,
+    steps: int,
+    seed: int,
+    warmup: int = 8,
+    serial: bool = False,
+    envs_per_worker: int = 1,
 ) -> float:
-    """Env steps per second of `num_envs` env processes built by `factory` under random actions,
-    over `steps` steps per env after `warmup` steps per env (start-up and resets excluded)."""
+    """Env steps per second of `num_envs` envs built by `factory` (`envs_per_worker` per
+    process) under random actions, over `steps` steps per env after `warmup` steps per env
+    (start-up and resets excluded)."""
     from rearrange.runtime.env_worker import env_seeds, make_env_pool
 
     if num_envs < 1 or steps < 1 or warmup < 0:
@@ -30,7 +37,8 @@ def sim_only_sps(
             f"sim_only_sps: need num_envs >= 1, steps >= 1, warmup >= 0; "
             f"got {num_envs}, {steps}, {warmup}"
         )
-    pool = make_env_pool(factory, num_envs, env_seeds(seed, 0, num_envs), serial)
+    seeds = env_seeds(seed, 0, num_envs)
+    pool = make_env_pool(factory, num_envs, seeds, serial, envs_per_worker=envs_per_worker)
     try:
         pool.action_space.seed(seed)
         ready = step_pool(pool, [], num_envs, count_first=True)  # every env's reset

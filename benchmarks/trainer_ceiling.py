@@ -26,6 +26,8 @@ inference, storage, host<->device transfer, env IPC and waiting (`ver_backend/ho
     python -m benchmarks.trainer_ceiling --baseline-src /tmp/base            # CPU defaults
     python -m benchmarks.trainer_ceiling --workloads zero/state --repeats 5
     python -m benchmarks.trainer_ceiling --device cuda --workloads zero/depth,task/depth
+    python -m benchmarks.trainer_ceiling --workloads zero/state --envs-per-worker 2,4 \
+        --learner-variants update_threads=2           # the CPU-only settings, as columns
 """
 
 from __future__ import annotations
@@ -140,12 +142,17 @@ def _train(spec: dict, ppo, policy_builder, run_dir: Path, extra: dict):
         return trainer.Trainer(ver, ppo, setup).train()
     run = run_module.RunConfig(
         num_envs=spec["num_envs"],
+        envs_per_worker=spec.get("variant", {}).get("envs_per_worker", 1),
         total_steps=10**9,
         checkpoint_every_steps=10**9,
         log_every_steps=10**9,
         device=spec["device"],
     )
-    ver = ver_config.VERConfig(system=spec["system"], rollout_steps=spec["rollout_steps"])
+    ver = ver_config.VERConfig(
+        system=spec["system"],
+        rollout_steps=spec["rollout_steps"],
+        update_threads=spec.get("variant", {}).get("update_threads"),
+    )
     setup = run_module.RunSetup(
         env_factory=_env_factory(spec), run_dir=run_dir, resume=False, tensorboard=False,
         progress=False,
@@ -166,7 +173,7 @@ def measure(spec: dict) -> dict:
     torch.set_num_threads(spec["threads"])
     torch.manual_seed(0)
     policy = spec["workload"].split("/")[1]
-    learner = spec.get("learner", {})  # learner options of a variant (ours only)
+    learner = spec.get("variant", {})  # learner and env-pool options of a variant (ours only)
     ppo_extra = {"autocast_bf16": True} if learner.get("bf16") else {}
     if spec["cpu_ppo"]:  # skill_configs/ppo/cpu.yaml
         ppo = PPOConfig(
@@ -254,15 +261,19 @@ LEARNER_VARIANTS = {
     "bf16": {"bf16": True},
     "channels_last": {"channels_last": True},
     "bf16+channels_last": {"bf16": True, "channels_last": True},
+    "update_threads=2": {"update_threads": 2},
+    "update_threads=4": {"update_threads": 4},
 }
 """`--learner-variants`: the learner options the GPU issue asks to measure (ours only)."""
 
 
 def columns(args) -> dict[str, tuple[Path | None, dict]]:
-    """Each measured column: (source tree, learner options)."""
+    """Each measured column: (source tree, variant options)."""
     cols: dict[str, tuple[Path | None, dict]] = {"ours": (None, {})}
     for name in args.learner_variants:
         cols[f"ours {name}"] = (None, LEARNER_VARIANTS[name])
+    for k in args.envs_per_worker:
+        cols[f"ours k={k}"] = (None, {"envs_per_worker": k})
     if args.baseline_src:
         cols["baseline"] = (args.baseline_src.resolve(), {})
     return cols
@@ -333,11 +344,22 @@ def main(argv: list[str] | None = None) -> None:
         default="",
         help=f"also run ours with these learner options (comma list of {','.join(LEARNER_VARIANTS)})",
     )
+    parser.add_argument(
+        "--envs-per-worker",
+        default="",
+        help="also run ours with k envs per worker process (comma list of k > 1; run.envs_per_worker)",
+    )
     args = parser.parse_args(argv)
     if args.child is not None:
         print("RESULT " + json.dumps(measure(json.loads(args.child))), flush=True)
         return
     args.learner_variants = [v for v in args.learner_variants.split(",") if v]
+    try:
+        args.envs_per_worker = [int(k) for k in args.envs_per_worker.split(",") if k]
+    except ValueError:
+        parser.error(f"--envs-per-worker: give integers, e.g. 2,4 (got {args.envs_per_worker!r})")
+    if any(k < 2 for k in args.envs_per_worker):
+        parser.error("--envs-per-worker: each k must be > 1 (k = 1 is the 'ours' column)")
     if bad := sorted(set(args.learner_variants) - set(LEARNER_VARIANTS)):
         parser.error(f"--learner-variants: unknown {bad}; use {','.join(LEARNER_VARIANTS)}")
     workloads = [w for w in args.workloads.split(",") if w]
@@ -360,8 +382,8 @@ def main(argv: list[str] | None = None) -> None:
         for _ in range(args.repeats):
             for system in systems:
                 spec = spec_for(args, workload, system)
-                for name, (src, learner) in sources.items():
-                    out = run_child(spec | {"learner": learner}, src)
+                for name, (src, variant) in sources.items():
+                    out = run_child(spec | {"variant": variant}, src)
                     if out is None:
                         continue
                     results.setdefault((workload, system), {}).setdefault(name, []).append(out)

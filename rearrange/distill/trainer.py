@@ -108,7 +108,9 @@ class DistillTrainer:
         self.teacher = self._teacher_of_run()
         factory = TeacherLabelFactory(self.setup.env_factory, self.teacher)
         seeds = env_seeds(run.seed, 0, run.num_envs)
-        self.pool = make_env_pool(factory, run.num_envs, seeds, run.serial)
+        self.pool = make_env_pool(
+            factory, run.num_envs, seeds, run.serial, envs_per_worker=run.envs_per_worker
+        )
         self.obs_space = student_space(self.pool.observation_space)
         self.action_space = self.pool.action_space
         self.policy = self.policy_builder(self.obs_space, self.action_space).to(self.device)

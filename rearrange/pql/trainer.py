@@ -87,7 +87,13 @@ class PQLTrainer:
         # Env workers ignore SIGINT once running; started with it ignored, a Ctrl-C while they
         # import reaches only this process, which then checkpoints and closes them.
         with contextlib.nullcontext() if run.serial else sigint_ignored():
-            self.pool = make_env_pool(setup.env_factory, run.num_envs, seeds, run.serial)
+            self.pool = make_env_pool(
+                setup.env_factory,
+                run.num_envs,
+                seeds,
+                run.serial,
+                envs_per_worker=run.envs_per_worker,
+            )
         self.obs_space, self.action_space = self.pool.observation_space, self.pool.action_space
         self.policy = PQLActorPolicy(self.obs_space, self.action_space, self.model)
         obs_dim, act_dim = self.policy.obs_dim, self.policy.act_dim

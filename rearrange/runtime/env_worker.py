@@ -1,16 +1,19 @@
-"""Environment workers: one process per environment, talking through shared memory.
+"""Environment workers: processes that host the environments, talking through shared memory.
 
-Worker i waits for a STEP command on its pipe, reads its action from the shared `actions`
-array, steps the env (auto-resetting at episode end), writes observation/reward/flags into
-row i of the shared arrays (plus, when the episode was truncated by a time limit, its final
-observation, so the learner can bootstrap from it) and answers STEP_DONE (with the finished
-episode's summary, if any). The inference worker waits on all pipes plus every process
-sentinel at once (one epoll selector registered at start), so a dead worker is noticed
-immediately instead of hanging.
+By default each worker process hosts one env (VER's layout); `envs_per_worker` = k > 1 puts
+envs [w·k, (w+1)·k) in worker w, for machines with fewer cores than envs (docs/DESIGN.md §7).
+A STEP command names the worker's envs to step (one byte per env, its index in the worker).
+For each, the worker reads the env's action from the shared `actions` array, steps the env
+(auto-resetting at episode end), writes observation/reward/flags into the env's row of the
+shared arrays (plus, when the episode was truncated by a time limit, its final observation,
+so the learner can bootstrap from it), then answers STEP_DONE naming the envs stepped (with
+the finished episodes' summaries, if any). The inference worker waits on all pipes plus
+every process sentinel at once (one epoll selector registered at start), so a dead worker is
+noticed immediately instead of hanging.
 
-The pipes carry one-byte messages (`send_bytes`, no pickling) on the hot path: a step costs
-the main process one small write and one small read per env; only an episode's summary or a
-worker's error is pickled.
+The pipes carry short byte messages (`send_bytes`, no pickling) on the hot path: a batch of
+steps costs the main process one small write and one small read per worker it touches; only
+episode summaries and a worker's error are pickled.
 
 `SerialEnvPool` runs the same `EnvRunner` in-process (debugging, fast tests).
 """
@@ -69,13 +72,6 @@ _STEP = WorkerCmd.STEP.value
 _DONE = WorkerMsg.STEP_DONE.value
 
 
-def encode_reply(episode: dict[str, Any] | None) -> bytes:
-    """A worker's answer to STEP: one byte, plus the episode summary when one ended."""
-    if episode is None:
-        return _DONE
-    return WorkerMsg.EPISODE.value + pickle.dumps(episode, protocol=pickle.HIGHEST_PROTOCOL)
-
-
 class EnvWorkerError(TrainProcessError):
     """An env worker died or raised; the message names the env index and the cause.
 
@@ -90,6 +86,28 @@ class StepResult:
 
     env_id: int
     episode: dict[str, Any] | None = None
+
+
+MAX_ENVS_PER_WORKER = 256
+"""An env's index within its worker travels as one byte."""
+
+
+def encode_reply(stepped: bytes, episodes: dict[int, dict[str, Any]] | None) -> bytes:
+    """A worker's answer to STEP: the indices (in the worker) of the envs stepped, one byte
+    each, plus the summaries of the episodes that ended ({index in the worker: summary})."""
+    if not episodes:
+        return _DONE + stepped
+    payload = pickle.dumps((stepped, episodes), protocol=pickle.HIGHEST_PROTOCOL)
+    return WorkerMsg.EPISODE.value + payload
+
+
+def decode_reply(message: bytes, first_env: int) -> list[StepResult]:
+    """The StepResults of a STEP_DONE or EPISODE message from the worker whose first env is
+    `first_env` (ERROR messages are the caller's)."""
+    if message[:1] == _DONE:
+        return [StepResult(first_env + j) for j in message[1:]]
+    stepped, episodes = pickle.loads(message[1:])
+    return [StepResult(first_env + j, episodes.get(j)) for j in stepped]
 
 
 @dataclass
@@ -180,35 +198,49 @@ def _set_low_priority(nice: int) -> None:
 
 
 def worker_main(
-    index: int, factory: EnvFactory, specs, layout, conn: Connection, seed: int, nice: int
+    first: int,
+    factory: EnvFactory,
+    specs,
+    layout,
+    conn: Connection,
+    seeds: Sequence[int],
+    nice: int,
 ):
-    """Entry point of env worker `index` (runs in its own process)."""
+    """Entry point of the env worker hosting envs first, first + 1, ... (one per seed; runs
+    in its own process)."""
     # Ctrl-C goes to the whole process group: let the main process shut workers down cleanly.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "SIGUSR1"):  # the pool asks a stuck worker for its stack (dump_stacks)
         faulthandler.register(signal.SIGUSR1, all_threads=True)
     _set_low_priority(nice)
-    buffers, env = None, None
+    buffers, runners, current = None, [], first
     try:
         buffers = attach_buffers(specs, layout)
         if "torch" in sys.modules:
             sys.modules["torch"].set_num_threads(1)
-        env = factory(index)
-        runner = EnvRunner(index, env, buffers)
-        runner.reset(seed)
-        conn.send_bytes(_DONE)
-        while conn.recv_bytes() == _STEP:
-            conn.send_bytes(encode_reply(runner.step()))
+        for j, seed in enumerate(seeds):
+            current = first + j
+            runners.append(EnvRunner(current, factory(current), buffers))
+            runners[j].reset(seed)
+        conn.send_bytes(_DONE + bytes(range(len(runners))))
+        while (message := conn.recv_bytes())[:1] == _STEP:
+            episodes = {}
+            for j in message[1:]:
+                current = first + j
+                episode = runners[j].step()
+                if episode is not None:
+                    episodes[j] = episode
+            conn.send_bytes(encode_reply(message[1:], episodes))
     except (EOFError, BrokenPipeError):
         pass  # the main process went away
     except BaseException as exc:  # noqa: BLE001 - reported to the main process, then exit
         with contextlib.suppress(Exception):
-            error = (f"{type(exc).__name__}: {exc}", traceback.format_exc())
+            error = (current, f"{type(exc).__name__}: {exc}", traceback.format_exc())
             conn.send_bytes(WorkerMsg.ERROR.value + pickle.dumps(error))
     finally:
-        if env is not None:
+        for runner in runners:
             with contextlib.suppress(Exception):
-                env.close()
+                runner.env.close()
         if buffers is not None:
             buffers.close()
 
@@ -229,7 +261,8 @@ def _child_environment(overrides: dict[str, str]):
 
 
 class ProcessEnvPool:
-    """N env worker processes (spawn context: safe with EGL, CUDA and threads)."""
+    """N envs in ceil(N / envs_per_worker) worker processes (spawn context: safe with EGL,
+    CUDA and threads); worker w hosts envs [w·k, (w+1)·k)."""
 
     def __init__(
         self,
@@ -239,48 +272,76 @@ class ProcessEnvPool:
         probe_env: gym.Env,
         nice: int = 5,
         start_method: str = "spawn",
+        envs_per_worker: int = 1,
     ):
-        self.num_envs = num_envs
+        if not 1 <= envs_per_worker <= MAX_ENVS_PER_WORKER:
+            raise ValueError(
+                f"envs_per_worker={envs_per_worker}: use 1 to {MAX_ENVS_PER_WORKER} "
+                "(run.envs_per_worker)"
+            )
+        self.num_envs, self.envs_per_worker = num_envs, envs_per_worker
         self.observation_space = probe_env.observation_space
         self.action_space = probe_env.action_space
         self.buffers = create_buffers(probe_env.observation_space, probe_env.action_space, num_envs)
         ctx = mp.get_context(start_method)
         self._conns: list[Connection] = []
         self._procs = []
+        self._firsts = list(range(0, num_envs, envs_per_worker))
         with _child_environment(SINGLE_THREAD_ENV):
-            for i in range(num_envs):
+            for w, first in enumerate(self._firsts):
                 parent, child = ctx.Pipe(duplex=True)
+                last = min(first + envs_per_worker, num_envs)
                 proc = ctx.Process(
                     target=worker_main,
                     args=(
-                        i,
+                        first,
                         factory,
                         self.buffers.specs,
                         self.buffers.layout,
                         child,
-                        int(seeds[i]),
+                        [int(seed) for seed in seeds[first:last]],
                         nice,
                     ),
                     daemon=True,
-                    name=f"env-worker-{i}",
+                    name=f"env-worker-{w}",
                 )
                 proc.start()
                 child.close()
                 self._conns.append(parent)
                 self._procs.append(proc)
-        # One selector for the pool's life: registering 2N fds per wait would cost more than
-        # the wait itself at zero-cost envs. key.data: (env index, is the process sentinel).
+        # One selector for the pool's life: registering 2W fds per wait would cost more than
+        # the wait itself at zero-cost envs. key.data: (worker index, is the process sentinel).
         self._selector = selectors.DefaultSelector()
-        for i, (conn, proc) in enumerate(zip(self._conns, self._procs)):
-            self._selector.register(conn.fileno(), selectors.EVENT_READ, (i, False))
-            self._selector.register(proc.sentinel, selectors.EVENT_READ, (i, True))
+        for w, (conn, proc) in enumerate(zip(self._conns, self._procs)):
+            self._selector.register(conn.fileno(), selectors.EVENT_READ, (w, False))
+            self._selector.register(proc.sentinel, selectors.EVENT_READ, (w, True))
+        # Results read from a worker's pipe but not yet handed out (a worker answers for
+        # several envs at once; a poll hands out at most `limit`).
+        self._unread: list[StepResult] = []
+
+    def worker_of(self, env_id: int) -> int:
+        return env_id // self.envs_per_worker
+
+    def _envs_of(self, w: int) -> str:
+        first = self._firsts[w]
+        last = min(first + self.envs_per_worker, self.num_envs) - 1
+        return f"env {first}" if first == last else f"envs {first}-{last}"
 
     def step(self, env_ids: Sequence[int]) -> None:
-        for i in env_ids:
+        """Send STEP to the workers of `env_ids`: one message per worker."""
+        k = self.envs_per_worker
+        if k == 1:
+            messages = {i: _STEP + b"\x00" for i in env_ids}
+        else:
+            grouped: dict[int, bytearray] = {}
+            for i in env_ids:
+                grouped.setdefault(i // k, bytearray(_STEP)).append(i % k)
+            messages = grouped
+        for w, message in messages.items():
             try:
-                self._conns[i].send_bytes(_STEP)
+                self._conns[w].send_bytes(message)
             except (BrokenPipeError, OSError):
-                self._raise_dead(i)
+                self._raise_dead(w)
 
     def poll(
         self, timeout: float, limit: int, priority: PollPriority | None = None
@@ -288,57 +349,56 @@ class ProcessEnvPool:
         """Results that are ready (at most `limit`), waiting up to `timeout` s for the first.
 
         When more than `limit` are ready, those with the smallest `priority(env_id)` are
-        taken (env index order without one); the others stay unread in their pipes."""
-        envs = []
-        for key, _ in self._selector.select(max(0.0, timeout)):
-            i, is_sentinel = key.data
+        taken (env index order without one); the others are kept for the next poll (their
+        observations stay in the buffers: an env is not stepped again before it is acted on)."""
+        wait = 0.0 if self._unread else max(0.0, timeout)
+        for key, _ in self._selector.select(wait):
+            w, is_sentinel = key.data
             if not is_sentinel:
-                envs.append(i)
-            elif not self._conns[i].poll():  # the worker exited and left no message
-                self._raise_dead(i)
-        envs.sort(key=priority)
-        return [self._receive(i) for i in envs[:limit]]
+                self._unread.extend(self._receive(w))
+            elif not self._conns[w].poll():  # the worker exited and left no message
+                self._raise_dead(w)
+        results = self._unread
+        results.sort(key=(lambda r: priority(r.env_id)) if priority else (lambda r: r.env_id))
+        self._unread = results[limit:]
+        return results[:limit]
 
-    def _receive(self, i: int) -> StepResult:
+    def _receive(self, w: int) -> list[StepResult]:
         try:
-            message = self._conns[i].recv_bytes()
+            message = self._conns[w].recv_bytes()
         except (EOFError, OSError):
-            self._raise_dead(i)
-        if message == _DONE:
-            return StepResult(i)
-        kind, payload = message[:1], pickle.loads(message[1:])
-        if kind == WorkerMsg.ERROR.value:
-            raise EnvWorkerError(
-                f"env {i} raised {payload[0]}\n--- worker traceback ---\n{payload[1]}"
-            )
-        return StepResult(i, payload)
+            self._raise_dead(w)
+        if message[:1] == WorkerMsg.ERROR.value:
+            env, line, worker_tb = pickle.loads(message[1:])
+            raise EnvWorkerError(f"env {env} raised {line}\n--- worker traceback ---\n{worker_tb}")
+        return decode_reply(message, self._firsts[w])
 
-    def _raise_dead(self, i: int):
-        proc = self._procs[i]
+    def _raise_dead(self, w: int):
+        proc = self._procs[w]
         proc.join(timeout=1.0)
-        raise EnvWorkerError(f"env {i} worker process died (exit code {proc.exitcode})")
+        raise EnvWorkerError(f"{self._envs_of(w)} worker process died (exit code {proc.exitcode})")
 
     def check_alive(self) -> None:
-        for i, proc in enumerate(self._procs):
+        for w, proc in enumerate(self._procs):
             if not proc.is_alive():
-                if self._conns[i].poll():
-                    self._receive(i)  # raises with the worker's exception if it sent one
-                self._raise_dead(i)
+                if self._conns[w].poll():
+                    self._receive(w)  # raises with the worker's exception if it sent one
+                self._raise_dead(w)
 
     def dump_stacks(self, ids, wait_s: float = 0.5) -> bool:
-        """Have workers `ids` print their Python stacks to stderr (a stuck one shows where it
-        is); True if asked (POSIX only)."""
+        """Have the workers of envs `ids` print their Python stacks to stderr (a stuck one
+        shows where it is); True if asked (POSIX only)."""
         if not hasattr(signal, "SIGUSR1"):
             return False
-        for i in ids:
+        for w in sorted({self.worker_of(i) for i in ids}):
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self._procs[i].pid, signal.SIGUSR1)
+                os.kill(self._procs[w].pid, signal.SIGUSR1)
         time.sleep(wait_s)
         return True
 
     def kill_worker(self, i: int) -> None:
-        """Hard-kill one worker (tests of the dead-worker path)."""
-        os.kill(self._procs[i].pid, signal.SIGKILL)
+        """Hard-kill the worker of env `i` (tests of the dead-worker path)."""
+        os.kill(self._procs[self.worker_of(i)].pid, signal.SIGKILL)
 
     def close(self) -> None:
         for conn in self._conns:
@@ -423,14 +483,22 @@ class SerialEnvPool:
 
 
 def make_env_pool(
-    factory: EnvFactory, num_envs: int, seeds: Sequence[int], serial: bool, nice: int = 5
+    factory: EnvFactory,
+    num_envs: int,
+    seeds: Sequence[int],
+    serial: bool,
+    nice: int = 5,
+    envs_per_worker: int = 1,
 ) -> ProcessEnvPool | SerialEnvPool:
-    """Probe one env in-process for its spaces, then start the pool."""
+    """Probe one env in-process for its spaces, then start the pool (`envs_per_worker` envs
+    in each worker process; serial pools step every env in-process)."""
     probe = factory(0)
     try:
         if serial:
             return SerialEnvPool(factory, num_envs, seeds, probe)
-        return ProcessEnvPool(factory, num_envs, seeds, probe, nice=nice)
+        return ProcessEnvPool(
+            factory, num_envs, seeds, probe, nice=nice, envs_per_worker=envs_per_worker
+        )
     finally:
         probe.close()
 

@@ -35,6 +35,10 @@ class RunConfig:
     """Where the networks train: 'auto' (cuda if available), 'cpu' or 'cuda[:i]'."""
     serial: bool = False
     """Step the envs (and PQL's learners) in the main process: debugging, fast tests."""
+    envs_per_worker: int = 1
+    """Envs hosted by each env worker process. 1 (VER's layout) when the machine has a core
+    per env; with fewer cores than envs, k > 1 steps k envs per process and cuts the pipe
+    messages and process switches per step (benchmarks/RESULTS.md, "Envs per worker")."""
     log_every_steps: int = 20_480
     """Log scalars when the step count reaches the next multiple of this many environment
     steps (and at the end). 20,480 = 10 VER-PPO updates of the paper's 16 envs × 128 steps."""
@@ -58,6 +62,10 @@ class RunConfig:
             value = getattr(self, name)
             if value < 1:
                 raise ValueError(f"RunConfig.{name} must be >= 1, got {value}")
+        if not 1 <= self.envs_per_worker <= 256:
+            raise ValueError(
+                f"RunConfig.envs_per_worker must be in [1, 256], got {self.envs_per_worker}"
+            )
         if self.keep_checkpoints < 0:
             raise ValueError(
                 f"RunConfig.keep_checkpoints must be >= 0, got {self.keep_checkpoints}"

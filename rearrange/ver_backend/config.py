@@ -165,6 +165,13 @@ class VERConfig:
     Appendix E). Off in the paper's VER. Works with several ranks: the learner thread's
     gradient all-reduce has the default process group to itself (control collectives use a
     separate gloo group)."""
+    update_threads: int | None = None
+    """Torch threads of the PPO update on CPU (None: the run's `torch_threads`, as for
+    acting). Between rollouts the envs have at most their in-flight step left to simulate,
+    so on a CPU-only machine the update can use the cores the env workers leave idle; the
+    acting step goes back to the run's thread count (benchmarks/RESULTS.md, "Learner
+    threads"). Not used when the learner is on a GPU or runs beside collection
+    (`overlap_learning`)."""
     cuda_graphs: bool = True
     """On a CUDA device, replay the acting step as one CUDA graph per batch-size bucket
     (graph_acting.py): the eager forward is kernel-launch bound there. No effect on CPU."""
@@ -189,6 +196,10 @@ class VERConfig:
             all(b >= 1 for b in given) and given == sorted(given),
             "VERConfig inference batch bounds must satisfy 1 <= min <= max, got "
             f"min={self.min_inference_batch}, max={self.max_inference_batch}",
+        )
+        _require(
+            self.update_threads is None or self.update_threads >= 1,
+            f"VERConfig.update_threads must be >= 1 (or null), got {self.update_threads}",
         )
         _require(
             0 < self.ddppo_sync_fraction <= 1,

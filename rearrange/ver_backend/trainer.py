@@ -9,6 +9,7 @@ the weights from before that update (HTS-RL style; off in the paper). `VERTraine
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import threading
 from collections.abc import Callable
@@ -84,7 +85,9 @@ class VERTrainer:
         torch.manual_seed(run.seed + ctx.rank)
         np.random.seed(run.seed + ctx.rank)
         seeds = env_seeds(run.seed, ctx.rank, run.num_envs)
-        self.pool = make_env_pool(setup.env_factory, run.num_envs, seeds, run.serial)
+        self.pool = make_env_pool(
+            setup.env_factory, run.num_envs, seeds, run.serial, envs_per_worker=run.envs_per_worker
+        )
         self.obs_space, self.action_space = self.pool.observation_space, self.pool.action_space
         self.policy = self.policy_builder(self.obs_space, self.action_space).to(ctx.device)
         ctx.broadcast_module(self.policy)
@@ -219,7 +222,8 @@ class VERTrainer:
                 learn_stats = self._join(thread, thread_out)
                 thread = self._learn_async(rollout, thread_out)
             else:
-                learn_stats = self.learner.update(rollout)
+                with update_threads(self.ver.update_threads, ctx.device):
+                    learn_stats = self.learner.update(rollout)
             learn_s = now() - t_learn
             if self.decider is not None:
                 self.decider.record_learn(learn_s)
@@ -302,6 +306,21 @@ class VERTrainer:
             name = "learn/alpha" if key == "entropy_coef" else f"learn/{key}"
             out[name] = float(value)
         return out
+
+
+@contextlib.contextmanager
+def update_threads(threads: int | None, device: torch.device):
+    """Run the block with `threads` torch threads on a CPU device (None or a GPU: as is),
+    then restore the acting step's count."""
+    acting = torch.get_num_threads()
+    if threads is None or device.type != "cpu" or threads == acting:
+        yield
+        return
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(acting)
 
 
 def _default_learner(policy, ppo, total_updates, grad_sync=None):

@@ -19,7 +19,10 @@ def build_collector(system="ver", num_envs=3, rollout_steps=5, serial=True, env_
     torch.manual_seed(0)
     env_cfg = env_cfg or SyntheticEnvConfig(max_episode_steps=4)
     factory = SyntheticEnvFactory(env_cfg, num_envs)
-    pool = make_env_pool(factory, num_envs, list(range(num_envs)), serial=serial)
+    pool = make_env_pool(
+        factory, num_envs, list(range(num_envs)), serial=serial,
+        envs_per_worker=kw.pop("envs_per_worker", 1),
+    )  # fmt: skip
     probe = factory(0)
     policy = TinyPolicy(probe.observation_space, probe.action_space)
     storage = RolloutStorage(
