@@ -58,11 +58,14 @@ def step_pool(pool, ready: Sequence[int], total: int, count_first: bool = False)
     towards `total` and nothing is stepped: it collects the pool's start-up."""
     queue, issued, returned = list(ready), 0, 0
     while returned < total:
-        while queue and issued < total and not count_first:
-            i = queue.pop()
-            pool.buffers.actions[i] = pool.action_space.sample()
-            pool.step([i])
-            issued += 1
+        if not count_first:  # one step() per round: a worker hosting k envs gets one message
+            batch = queue[: max(0, total - issued)]
+            del queue[: len(batch)]
+            for i in batch:
+                pool.buffers.actions[i] = pool.action_space.sample()
+            if batch:
+                pool.step(batch)
+            issued += len(batch)
         results = pool.poll(POLL_TIMEOUT_S, pool.num_envs)
         if not results:
             raise TimeoutError(

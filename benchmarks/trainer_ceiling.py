@@ -140,9 +140,12 @@ def _train(spec: dict, ppo, policy_builder, run_dir: Path, extra: dict):
             **extra,
         )
         return trainer.Trainer(ver, ppo, setup).train()
+    variant = spec.get("variant", {})  # keywords an older checkout's configs may lack
+    pool = {"envs_per_worker": variant["envs_per_worker"]} if "envs_per_worker" in variant else {}
+    threads = {"update_threads": variant["update_threads"]} if "update_threads" in variant else {}
     run = run_module.RunConfig(
         num_envs=spec["num_envs"],
-        envs_per_worker=spec.get("variant", {}).get("envs_per_worker", 1),
+        **pool,
         total_steps=10**9,
         checkpoint_every_steps=10**9,
         log_every_steps=10**9,
@@ -151,7 +154,7 @@ def _train(spec: dict, ppo, policy_builder, run_dir: Path, extra: dict):
     ver = ver_config.VERConfig(
         system=spec["system"],
         rollout_steps=spec["rollout_steps"],
-        update_threads=spec.get("variant", {}).get("update_threads"),
+        **threads,
     )
     setup = run_module.RunSetup(
         env_factory=_env_factory(spec), run_dir=run_dir, resume=False, tensorboard=False,

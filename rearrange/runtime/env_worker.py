@@ -42,7 +42,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rearrange.runtime.run import TrainProcessError
+from rearrange.runtime.run import MAX_ENVS_PER_WORKER, TrainProcessError
 from rearrange.runtime.shared_memory import (
     SharedBuffers,
     attach_buffers,
@@ -69,6 +69,7 @@ class WorkerMsg(bytes, enum.Enum):
 
 
 _STEP = WorkerCmd.STEP.value
+_STEP_ONE = _STEP + b"\x00"  # STEP for a worker's only env
 _DONE = WorkerMsg.STEP_DONE.value
 
 
@@ -86,10 +87,6 @@ class StepResult:
 
     env_id: int
     episode: dict[str, Any] | None = None
-
-
-MAX_ENVS_PER_WORKER = 256
-"""An env's index within its worker travels as one byte."""
 
 
 def encode_reply(stepped: bytes, episodes: dict[int, dict[str, Any]] | None) -> bytes:
@@ -328,13 +325,17 @@ class ProcessEnvPool:
         return f"env {first}" if first == last else f"envs {first}-{last}"
 
     def step(self, env_ids: Sequence[int]) -> None:
-        """Send STEP to the workers of `env_ids`: one message per worker."""
+        """Send STEP to the workers of `env_ids` (distinct env indices): one message per
+        worker."""
+        ids = list(env_ids)
+        if len(set(ids)) != len(ids) or (ids and not 0 <= min(ids) <= max(ids) < self.num_envs):
+            raise ValueError(f"step({ids}): env ids must be distinct and in [0, {self.num_envs})")
         k = self.envs_per_worker
         if k == 1:
-            messages = {i: _STEP + b"\x00" for i in env_ids}
+            messages = dict.fromkeys(ids, _STEP_ONE)
         else:
             grouped: dict[int, bytearray] = {}
-            for i in env_ids:
+            for i in ids:
                 grouped.setdefault(i // k, bytearray(_STEP)).append(i % k)
             messages = grouped
         for w, message in messages.items():
@@ -381,8 +382,8 @@ class ProcessEnvPool:
     def check_alive(self) -> None:
         for w, proc in enumerate(self._procs):
             if not proc.is_alive():
-                if self._conns[w].poll():
-                    self._receive(w)  # raises with the worker's exception if it sent one
+                while self._conns[w].poll():  # its last message may follow step results
+                    self._unread.extend(self._receive(w))  # raises on the worker's exception
                 self._raise_dead(w)
 
     def dump_stacks(self, ids, wait_s: float = 0.5) -> bool:

@@ -19,6 +19,8 @@ from typing import Any, Protocol, runtime_checkable
 from rearrange.runtime.result import TrainResult
 
 DEVICES = ("auto", "cpu", "cuda")
+MAX_ENVS_PER_WORKER = 256
+"""An env's index within its worker process travels as one byte (runtime/env_worker.py)."""
 
 
 @dataclass
@@ -62,9 +64,10 @@ class RunConfig:
             value = getattr(self, name)
             if value < 1:
                 raise ValueError(f"RunConfig.{name} must be >= 1, got {value}")
-        if not 1 <= self.envs_per_worker <= 256:
+        if not 1 <= self.envs_per_worker <= MAX_ENVS_PER_WORKER:
             raise ValueError(
-                f"RunConfig.envs_per_worker must be in [1, 256], got {self.envs_per_worker}"
+                f"RunConfig.envs_per_worker must be in [1, {MAX_ENVS_PER_WORKER}], "
+                f"got {self.envs_per_worker}"
             )
         if self.keep_checkpoints < 0:
             raise ValueError(

@@ -85,9 +85,37 @@ def test_one_message_per_worker_per_batch():
         def send_bytes(self, message):
             sent.setdefault(self.w, []).append(bytes(message))
 
-    pool.envs_per_worker, pool._conns = 3, [Conn(0), Conn(1), Conn(2)]
+    pool.num_envs, pool.envs_per_worker, pool._conns = 8, 3, [Conn(0), Conn(1), Conn(2)]
     pool.step([7, 0, 4, 2, 3])
     assert sent == {0: [b"S\x00\x02"], 1: [b"S\x01\x00"], 2: [b"S\x01"]}
+    sent.clear()
+    for bad in ([1, 1], [8], [-1]):  # a repeat, past the last env, negative
+        with pytest.raises(ValueError, match=r"env ids must be distinct and in \[0, 8\)"):
+            pool.step(bad)
+    assert sent == {}  # nothing reached a worker
+
+
+def test_envs_per_worker_out_of_the_pool_range_is_refused():
+    factory = SyntheticEnvFactory(CFG, 2)
+    with pytest.raises(ValueError, match=r"envs_per_worker=0: use 1 to 256"):
+        make_env_pool(factory, 2, [0, 1], False, envs_per_worker=0)
+
+
+def test_check_alive_reports_the_error_behind_earlier_results():
+    # env 1 fails on its first step; env 0's result reaches the pipe before env 1's error
+    factory = FailingEnvFactory(2, bad_index=1, fail_at=1)
+    pool = make_env_pool(factory, 2, [0, 1], False, envs_per_worker=2)
+    try:
+        got = []
+        while len(got) < 2:
+            got += pool.poll(30.0, 2)
+        pool.step([0])
+        pool.step([1])
+        pool._procs[0].join(30.0)  # the worker exits after sending its error
+        with pytest.raises(EnvWorkerError, match=r"env 1 raised ValueError: simulator exploded"):
+            pool.check_alive()
+    finally:
+        pool.close()
 
 
 def test_an_env_error_names_the_env_not_its_worker():
@@ -112,6 +140,7 @@ def test_a_dead_grouped_worker_names_its_envs():
         collector.collect(0)
         storage.start_next_rollout()
         pool.kill_worker(3)
+        pool._procs[pool.worker_of(3)].join(10.0)  # dead before collection goes on
         with pytest.raises(EnvWorkerError, match=r"envs 2-3 worker process died"):
             collector.collect(1)
     finally:

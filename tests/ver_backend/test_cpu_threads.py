@@ -67,15 +67,22 @@ def test_a_run_updates_with_the_update_threads_and_acts_with_its_own(tmp_path, r
     assert seen == {"update": {2}, "act": {1}}
 
 
-def test_acting_in_inference_mode_leaves_storage_trainable():
+def test_cpu_acting_runs_in_inference_mode_and_its_rollout_trains():
+    from rearrange.ver_backend.config import PPOConfig
+    from rearrange.ver_backend.learner import Learner
+
     collector, pool, storage = build_collector("ver", num_envs=3, rollout_steps=5)
-    _, rollouts = collect_rollouts(collector, storage, 2)
+    inference, modes = collector.inference, set()
+    policy, act = inference.policy, inference.acting
+    inference.acting = lambda *a: modes.add(torch.is_inference_mode_enabled()) or act(*a)
+    try:
+        _, rollouts = collect_rollouts(collector, storage, 2)
+    finally:
+        pool.close()
+    assert modes == {True}
     for name in ("actions", "hidden_in", "values", "log_probs", "obs_rows", "hidden"):
         assert not getattr(storage, name).is_inference(), name
-    rollout = rollouts[-1]
-    assert not rollout.actions.is_inference() and not rollout.hidden_in.is_inference()
-    # the rollout's tensors can enter a differentiable computation
-    weight = torch.ones(rollout.actions.shape[1], requires_grad=True)
-    (rollout.actions * weight).sum().backward()
-    assert weight.grad is not None
-    pool.close()
+    # a PPO update on what inference mode collected: parameters change, no autograd error
+    before = [p.detach().clone() for p in policy.parameters()]
+    Learner(policy, PPOConfig(ppo_epoch=1, num_mini_batch=1), 10).update(rollouts[-1])
+    assert any(not torch.equal(b, p) for b, p in zip(before, policy.parameters()))

@@ -102,6 +102,21 @@ def test_step_pool_steps_every_env_the_same_number_of_times():
         pool.close()
 
 
+def test_step_pool_batches_a_round_into_one_message_per_grouped_worker():
+    pool = make_env_pool(synthetic_factory(4), 4, env_seeds(0, 0, 4), False, envs_per_worker=2)
+    sent = []
+    step = pool.step
+    pool.step = lambda ids: sent.append(sorted(ids)) or step(ids)
+    try:
+        ready = step_pool(pool, [], 4, count_first=True)
+        ready = step_pool(pool, ready, 16)
+        np.testing.assert_array_equal(pool.buffers.scalars["steps_simulated"], [4, 4, 4, 4])
+        assert sent[0] == [0, 1, 2, 3]  # the first round: every env in one call
+        assert sum(len(ids) for ids in sent) == 16
+    finally:
+        pool.close()
+
+
 def test_sim_only_sps_is_a_positive_rate():
     sps = sim_only_sps(synthetic_factory(2), 2, steps=20, seed=0, warmup=2, serial=True)
     assert math.isfinite(sps) and sps > 0
