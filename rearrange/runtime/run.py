@@ -38,9 +38,10 @@ class RunConfig:
     serial: bool = False
     """Step the envs (and PQL's learners) in the main process: debugging, fast tests."""
     envs_per_worker: int = 1
-    """Envs hosted by each env worker process. 1 (VER's layout) when the machine has a core
-    per env; with fewer cores than envs, k > 1 steps k envs per process and cuts the pipe
-    messages and process switches per step (benchmarks/RESULTS.md, "Envs per worker")."""
+    """Envs hosted by each env worker process, stepped one after the other (1: VER's layout).
+    k > 1 cuts the pipe messages and process switches per step, which pays where an env step
+    is cheap next to them (zero-cost envs on two cores: 1.15-1.20x) and not where the step
+    dominates (pick: no gain); benchmarks/RESULTS.md, "Envs per worker, update threads"."""
     log_every_steps: int = 20_480
     """Log scalars when the step count reaches the next multiple of this many environment
     steps (and at the end). 20,480 = 10 VER-PPO updates of the paper's 16 envs × 128 steps."""

@@ -169,8 +169,8 @@ class VERConfig:
     """Torch threads of the PPO update on CPU (None: the run's `torch_threads`, as for
     acting). Between rollouts the envs have at most their in-flight step left to simulate,
     so on a CPU-only machine the update can use the cores the env workers leave idle; the
-    acting step goes back to the run's thread count (benchmarks/RESULTS.md, "Learner
-    threads"). Not used when the learner is on a GPU or runs beside collection
+    acting step goes back to the run's thread count (benchmarks/RESULTS.md, "Envs per
+    worker, update threads"). Not used when the learner is on a GPU or runs beside collection
     (`overlap_learning`)."""
     cuda_graphs: bool = True
     """On a CUDA device, replay the acting step as one CUDA graph per batch-size bucket
