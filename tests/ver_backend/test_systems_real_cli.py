@@ -110,9 +110,13 @@ def test_step_pool_batches_a_round_into_one_message_per_grouped_worker():
     try:
         ready = step_pool(pool, [], 4, count_first=True)
         ready = step_pool(pool, ready, 16)
-        np.testing.assert_array_equal(pool.buffers.scalars["steps_simulated"], [4, 4, 4, 4])
+        assert int(pool.buffers.scalars["steps_simulated"].sum()) == 16
         assert sent[0] == [0, 1, 2, 3]  # the first round: every env in one call
-        assert sum(len(ids) for ids in sent) == 16
+        # later rounds: the envs a worker answered for together go out together again
+        # (which envs step more depends on the processes' timing, not checked)
+        for ids in sent:
+            assert {0, 1} <= set(ids) or not {0, 1} & set(ids), sent
+            assert {2, 3} <= set(ids) or not {2, 3} & set(ids), sent
     finally:
         pool.close()
 
