@@ -10,6 +10,7 @@ from benchmarks import hab_learned
 pytest.importorskip("mujoco")
 
 
+@pytest.mark.slow  # four full prepare_groceries episodes (two run, two filmed): 85 s on 2 cores
 def test_outcome_videos_replay_the_first_success_and_failure(tmp_path):
     # prepare_groceries with oracle skills: val episode 0 fails (an object lands off its goal)
     # and episode 1 succeeds, so both outcomes are filmed; either branch is checked anyway
