@@ -371,7 +371,7 @@ class ProcessEnvPool:
             self._raise_dead(w)
         if message[:1] == WorkerMsg.ERROR.value:
             env, line, worker_tb = pickle.loads(message[1:])
-            raise EnvWorkerError(f"env {env} raised {line}\n--- worker traceback ---\n{worker_tb}")
+            raise EnvWorkerError(f"env {env} raised {line}", worker_tb)
         return decode_reply(message, self._firsts[w])
 
     def _raise_dead(self, w: int):

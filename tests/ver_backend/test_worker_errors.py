@@ -42,12 +42,17 @@ def test_env_exception_is_reported_with_index_and_message(serial):
         # VER's variable rollout may fill the first rollout from env 0 alone while env 1's
         # process is still starting (2-core CI), so keep collecting: env 1 fails on its 3rd
         # step, and the error must name it whenever that comes.
-        with pytest.raises(EnvWorkerError, match=r"env 1 raised ValueError: simulator exploded"):
+        with pytest.raises(
+            EnvWorkerError, match=r"env 1 raised ValueError: simulator exploded"
+        ) as err:
             for update in range(20):
                 collector.collect(update)
                 storage.start_next_rollout()
     finally:
         pool.close()
+    # one line; the worker's traceback travels apart (train_skill prints it under the line)
+    assert "\n" not in str(err.value)
+    assert "misbehave" in err.value.worker_traceback
 
 
 def test_a_stuck_worker_is_reported_with_its_stack_and_the_fix_after_the_timeout(capfd):
