@@ -69,7 +69,6 @@ class WorkerMsg(bytes, enum.Enum):
 
 
 _STEP = WorkerCmd.STEP.value
-_STEP_ONE = _STEP + b"\x00"  # STEP for a worker's only env
 _DONE = WorkerMsg.STEP_DONE.value
 
 
@@ -283,9 +282,8 @@ class ProcessEnvPool:
         ctx = mp.get_context(start_method)
         self._conns: list[Connection] = []
         self._procs = []
-        self._firsts = list(range(0, num_envs, envs_per_worker))
         with _child_environment(SINGLE_THREAD_ENV):
-            for w, first in enumerate(self._firsts):
+            for first in range(0, num_envs, envs_per_worker):
                 parent, child = ctx.Pipe(duplex=True)
                 last = min(first + envs_per_worker, num_envs)
                 proc = ctx.Process(
@@ -300,7 +298,7 @@ class ProcessEnvPool:
                         nice,
                     ),
                     daemon=True,
-                    name=f"env-worker-{w}",
+                    name=f"env-worker-{first // envs_per_worker}",
                 )
                 proc.start()
                 child.close()
@@ -320,7 +318,7 @@ class ProcessEnvPool:
         return env_id // self.envs_per_worker
 
     def _envs_of(self, w: int) -> str:
-        first = self._firsts[w]
+        first = w * self.envs_per_worker
         last = min(first + self.envs_per_worker, self.num_envs) - 1
         return f"env {first}" if first == last else f"envs {first}-{last}"
 
@@ -331,13 +329,9 @@ class ProcessEnvPool:
         if len(set(ids)) != len(ids) or (ids and not 0 <= min(ids) <= max(ids) < self.num_envs):
             raise ValueError(f"step({ids}): env ids must be distinct and in [0, {self.num_envs})")
         k = self.envs_per_worker
-        if k == 1:
-            messages = dict.fromkeys(ids, _STEP_ONE)
-        else:
-            grouped: dict[int, bytearray] = {}
-            for i in ids:
-                grouped.setdefault(i // k, bytearray(_STEP)).append(i % k)
-            messages = grouped
+        messages: dict[int, bytearray] = {}
+        for i in ids:
+            messages.setdefault(i // k, bytearray(_STEP)).append(i % k)
         for w, message in messages.items():
             try:
                 self._conns[w].send_bytes(message)
@@ -372,7 +366,7 @@ class ProcessEnvPool:
         if message[:1] == WorkerMsg.ERROR.value:
             env, line, worker_tb = pickle.loads(message[1:])
             raise EnvWorkerError(f"env {env} raised {line}", worker_tb)
-        return decode_reply(message, self._firsts[w])
+        return decode_reply(message, w * self.envs_per_worker)
 
     def _raise_dead(self, w: int):
         proc = self._procs[w]

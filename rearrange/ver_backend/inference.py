@@ -143,24 +143,24 @@ class InferenceWorker:
 
     def values(self, env_ids: Sequence[int]) -> dict[int, float]:
         """V of the envs' current observations (bootstrap for envs without a pending step)."""
-        if not env_ids:
-            return {}
-        with self._grad_off():
-            obs = self.batch_obs(env_ids)
-            hidden, prev_action, not_done = self.storage.policy_inputs(env_ids)
-            value = self._value(obs, hidden, prev_action, not_done)
-            return {e: float(v) for e, v in zip(env_ids, value.view(-1).cpu())}
+        return self._values_of(env_ids, final=False)
 
     def final_values(self, env_ids: Sequence[int]) -> dict[int, float]:
         """V(final observation) of envs whose in-flight step just ended their episode by a
         time limit: the recurrent state and previous action are those after that step, i.e.
         the ones the policy would have continued the episode with."""
+        return self._values_of(env_ids, final=True)
+
+    def _values_of(self, env_ids: Sequence[int], final: bool) -> dict[int, float]:
+        """{env: V} of the envs' current (`final`: final) observations; a final observation
+        continues its episode (not_done True)."""
         if not env_ids:
             return {}
         with self._grad_off():
-            obs = self.batch_obs(env_ids, final=True)
-            hidden, prev_action, _ = self.storage.policy_inputs(env_ids)
-            not_done = torch.ones(len(env_ids), dtype=torch.bool, device=self.device)
+            obs = self.batch_obs(env_ids, final=final)
+            hidden, prev_action, not_done = self.storage.policy_inputs(env_ids)
+            if final:
+                not_done = torch.ones(len(env_ids), dtype=torch.bool, device=self.device)
             value = self._value(obs, hidden, prev_action, not_done)
             return {e: float(v) for e, v in zip(env_ids, value.view(-1).cpu())}
 
