@@ -28,6 +28,8 @@ inference, storage, host<->device transfer, env IPC and waiting (`ver_backend/ho
     python -m benchmarks.trainer_ceiling --device cuda --workloads zero/depth,task/depth
     python -m benchmarks.trainer_ceiling --workloads zero/state --envs-per-worker 2,4 \
         --learner-variants update_threads=2           # the CPU-only settings, as columns
+    python -m benchmarks.trainer_ceiling --workloads zero/state --systems ver --overlap \
+        --baseline-src /tmp/base                      # + learning overlapped, both sources
 """
 
 from __future__ import annotations
@@ -119,6 +121,8 @@ def _train(spec: dict, ppo, policy_builder, run_dir: Path, extra: dict):
         run_module = _module("rearrange.runtime.run")
     except ImportError:
         run_module = None
+    variant = spec.get("variant", {})  # keywords an older checkout's configs may lack
+    overlap = {"overlap_learning": True} if variant.get("overlap_learning") else {}
     if run_module is None:
         ver = ver_config.VERConfig(
             system=spec["system"],
@@ -128,6 +132,7 @@ def _train(spec: dict, ppo, policy_builder, run_dir: Path, extra: dict):
             checkpoint_interval=10**6,
             log_interval=10**6,
             device=spec["device"],
+            **overlap,
         )
         setup = trainer.TrainSetup(
             env_factory=_env_factory(spec),
@@ -140,7 +145,6 @@ def _train(spec: dict, ppo, policy_builder, run_dir: Path, extra: dict):
             **extra,
         )
         return trainer.Trainer(ver, ppo, setup).train()
-    variant = spec.get("variant", {})  # keywords an older checkout's configs may lack
     pool = {"envs_per_worker": variant["envs_per_worker"]} if "envs_per_worker" in variant else {}
     threads = {"update_threads": variant["update_threads"]} if "update_threads" in variant else {}
     run = run_module.RunConfig(
@@ -155,6 +159,7 @@ def _train(spec: dict, ppo, policy_builder, run_dir: Path, extra: dict):
         system=spec["system"],
         rollout_steps=spec["rollout_steps"],
         **threads,
+        **overlap,
     )
     setup = run_module.RunSetup(
         env_factory=_env_factory(spec), run_dir=run_dir, resume=False, tensorboard=False,
@@ -277,8 +282,12 @@ def columns(args) -> dict[str, tuple[Path | None, dict]]:
         cols[f"ours {name}"] = (None, LEARNER_VARIANTS[name])
     for k in args.envs_per_worker:
         cols[f"ours k={k}"] = (None, {"envs_per_worker": k})
+    if args.overlap:
+        cols["ours overlap"] = (None, {"overlap_learning": True})
     if args.baseline_src:
         cols["baseline"] = (args.baseline_src.resolve(), {})
+        if args.overlap:
+            cols["baseline overlap"] = (args.baseline_src.resolve(), {"overlap_learning": True})
     return cols
 
 
@@ -287,17 +296,25 @@ def report(results: dict, args) -> str:
     head = ["workload", "system", *(f"SPS {s}" for s in sources)]
     if args.baseline_src:
         head.append("ours / baseline")
+        if args.overlap:
+            head.append("overlap: ours / baseline")
     lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for (workload, system), by_src in results.items():
         sps = {s: [r["sps"] for r in by_src.get(s, [])] for s in sources}
         row = [workload, system, *(cell(sps[s]) for s in sources)]
         if args.baseline_src:
-            ok = sps["ours"] and sps["baseline"]
-            ratio = statistics.median(sps["ours"]) / statistics.median(sps["baseline"]) if ok else 0
-            row.append(f"{ratio:.2f}×" if ok else "n/a")
+            row.append(_ratio(sps["ours"], sps["baseline"]))
+            if args.overlap:
+                row.append(_ratio(sps["ours overlap"], sps["baseline overlap"]))
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", _cost_table(results)]
     return "\n".join(lines)
+
+
+def _ratio(ours: list[float], base: list[float]) -> str:
+    if not (ours and base):
+        return "n/a"
+    return f"{statistics.median(ours) / statistics.median(base):.2f}×"
 
 
 def _cost_table(results: dict) -> str:
@@ -351,6 +368,12 @@ def main(argv: list[str] | None = None) -> None:
         "--envs-per-worker",
         default="",
         help="also run ours with k envs per worker process (comma list of k > 1; run.envs_per_worker)",
+    )
+    parser.add_argument(
+        "--overlap",
+        action="store_true",
+        help="also run ours (and the baseline) with ver.overlap_learning: the update of rollout k "
+        "in a thread while rollout k+1 is collected",
     )
     args = parser.parse_args(argv)
     if args.child is not None:

@@ -37,3 +37,21 @@ def test_unknown_workload_or_system_is_a_one_line_error(capsys):
     with pytest.raises(SystemExit):
         tc.main(["--systems", "ver,a3c"])
     assert "unknown ['a3c']" in capsys.readouterr().err
+
+
+def test_overlap_adds_a_column_per_source_and_their_ratio(tmp_path):
+    (tmp_path / "rearrange").mkdir()
+    args = _args(learner_variants=[], envs_per_worker=[], overlap=True, baseline_src=tmp_path)
+    cols = tc.columns(args)
+    assert list(cols) == ["ours", "ours overlap", "baseline", "baseline overlap"]
+    assert cols["ours overlap"] == (None, {"overlap_learning": True})
+    assert cols["baseline overlap"] == (tmp_path.resolve(), {"overlap_learning": True})
+    runs = {"ours": [300.0, 100.0, 200.0], "ours overlap": [600.0], "baseline": [50.0, 150.0],
+            "baseline overlap": [100.0]}  # fmt: skip
+    table = tc.report(
+        {("zero/state", "ver"): {k: [{"sps": v} for v in vs] for k, vs in runs.items()}}, args
+    )
+    row = next(line for line in table.splitlines() if line.startswith("| zero/state"))
+    # medians: ours 200, baseline 100 -> 2.00x; overlapped 600 / 100 -> 6.00x
+    assert row.endswith("| 2.00× | 6.00× |")
+    assert "200 [100–300]" in row
