@@ -3,8 +3,8 @@ its module answers `--help`, and each flag the quote passes (`--foo`) is in that
 
 Why: a quoted command whose flag was renamed fails for the reader with `unrecognized
 arguments`. One `--help` subprocess per distinct module (with a timeout); the modules import
-torch and the simulator lazily, so the ~18 of them take ~6 s on the 2-core machine and the
-test is not marked slow.
+torch and the simulator lazily; they run one per core at once, each module once for both
+files, so the test is not marked slow.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,7 @@ HELP_TIMEOUT_S = 120
 _HELP_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
 
 
+@cache  # README and RESULTS quote many of the same modules
 def _help(argv: tuple[str, ...]) -> tuple[int, str]:
     env = {**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "egl")}
     try:
@@ -53,7 +56,9 @@ def _subcommand(cmd: DocCommand) -> str | None:
 def check(commands: list[DocCommand]) -> list[str]:
     """One line per problem: a module whose --help fails, or a quoted flag it does not know
     (looked up in the subcommand's --help too, e.g. `ship_skill export --help`)."""
-    helps = {argv: _help(argv) for argv in sorted({c.argv for c in commands})}
+    argvs = sorted({c.argv for c in commands})
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # the subprocesses at once
+        helps = dict(zip(argvs, pool.map(_help, argvs)))
     problems = []
     for cmd in commands:
         rc, text = helps[cmd.argv]
