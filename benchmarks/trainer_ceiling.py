@@ -146,7 +146,7 @@ def _train(spec: dict, ppo, policy_builder, run_dir: Path, extra: dict):
         )
         return trainer.Trainer(ver, ppo, setup).train()
     pool = {"envs_per_worker": variant["envs_per_worker"]} if "envs_per_worker" in variant else {}
-    threads = {"update_threads": variant["update_threads"]} if "update_threads" in variant else {}
+    ver_keys = {k: variant[k] for k in ("update_threads", "numpy_acting") if k in variant}
     run = run_module.RunConfig(
         num_envs=spec["num_envs"],
         **pool,
@@ -158,7 +158,7 @@ def _train(spec: dict, ppo, policy_builder, run_dir: Path, extra: dict):
     ver = ver_config.VERConfig(
         system=spec["system"],
         rollout_steps=spec["rollout_steps"],
-        **threads,
+        **ver_keys,
         **overlap,
     )
     setup = run_module.RunSetup(
@@ -271,8 +271,10 @@ LEARNER_VARIANTS = {
     "bf16+channels_last": {"bf16": True, "channels_last": True},
     "update_threads=2": {"update_threads": 2},
     "update_threads=4": {"update_threads": 4},
+    "eager_acting": {"numpy_acting": False},
 }
-"""`--learner-variants`: the learner options the GPU issue asks to measure (ours only)."""
+"""`--learner-variants`: the learner and acting options the GPU issue asks to measure (ours
+only); `eager_acting` is ours with the CPU acting step in torch instead of NumPy."""
 
 
 def columns(args) -> dict[str, tuple[Path | None, dict]]:

@@ -175,6 +175,10 @@ class VERConfig:
     cuda_graphs: bool = True
     """On a CUDA device, replay the acting step as one CUDA graph per batch-size bucket
     (graph_acting.py): the eager forward is kernel-launch bound there. No effect on CPU."""
+    numpy_acting: bool = True
+    """On CPU, run a state policy's acting step in NumPy (numpy_acting.py): the same outputs
+    as the eager forward with ~2.5x less fixed cost per call. No effect on a GPU or on a
+    visual policy, whose ResNet stays in torch."""
 
     def __post_init__(self) -> None:
         self.validate()

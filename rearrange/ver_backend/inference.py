@@ -22,6 +22,7 @@ from torch import nn
 from rearrange.runtime.shared_memory import SharedBuffers
 from rearrange.ver_backend.graph_acting import ActingStep
 from rearrange.ver_backend.host_cost import HostCost
+from rearrange.ver_backend.numpy_acting import NumpyActingStep
 from rearrange.ver_backend.rollout_storage import RolloutStorage
 
 INFERENCE_TIME_WINDOW = 128
@@ -89,9 +90,13 @@ class InferenceWorker:
         acting=None,
     ):
         """`acting(obs, hidden, prev_action, not_done)` runs the policy's act step (default
-        `policy.act`; the trainer passes a `graph_acting.ActingStep`, CUDA graphs on GPU)."""
+        `policy.act`; the trainer passes a `graph_acting.ActingStep`, CUDA graphs on GPU, or
+        a `numpy_acting.NumpyActingStep` on CPU). An `acting` with a `refresh()` method holds
+        a copy of the weights: it is refreshed before the first act of each policy version."""
         self.policy, self.storage, self.buffers = policy, storage, buffers
         self.acting = acting or policy.act
+        self._refresh = getattr(acting, "refresh", None)
+        self._acting_version: int | None = None  # policy version the acting copy holds
         self.device = storage.device
         self.batch_sizes: list[int] = []
         self.policy_version = 0
@@ -121,8 +126,15 @@ class InferenceWorker:
         with self._grad_off():
             self._act(env_ids)
 
+    def _refresh_acting(self) -> None:
+        """Renew the acting step's copy of the weights once per policy version."""
+        if self._refresh is not None and self._acting_version != self.policy_version:
+            self._refresh()
+            self._acting_version = self.policy_version
+
     def _act(self, env_ids: Sequence[int]) -> None:
         start = time.perf_counter()
+        self._refresh_acting()
         cost = self.cost
         batch = self.storage.stage(env_ids, self.buffers.obs_rows)
         t = cost.add("stage", start) if cost else 0.0
@@ -166,10 +178,14 @@ class InferenceWorker:
 
     def _value(self, obs, hidden, prev_action, not_done) -> torch.Tensor:
         """V through the acting step when it is an `ActingStep` (on CUDA a graph replay: the
-        eager forward there costs ~5x the replay, and a time-limit end needs one per poll),
-        else the policy's value head alone. The value does not depend on the action noise."""
+        eager forward there costs ~5x the replay, and a time-limit end needs one per poll) or
+        a `NumpyActingStep` (its mean action, no noise drawn), else the policy's value head
+        alone. The value does not depend on the action noise."""
         if isinstance(self.acting, ActingStep):
             return self.acting(obs, hidden, prev_action, not_done)[0]
+        if isinstance(self.acting, NumpyActingStep):
+            self._refresh_acting()
+            return self.acting(obs, hidden, prev_action, not_done, deterministic=True)[0]
         return self.policy.get_value(obs, hidden, prev_action, not_done)
 
 

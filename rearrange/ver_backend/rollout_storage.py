@@ -31,6 +31,8 @@ from rearrange.runtime.obs_rows import ObsRowLayout
 from rearrange.ver_backend.rollout import STEP_TENSOR_FIELDS, Rollout
 
 _DEVICE_FIELDS = ("obs_rows", "actions", "prev_actions", "log_probs", "values", "hidden_in")
+_POLICY_FIELDS = ("actions", "prev_actions", "log_probs", "values", "hidden_in", "hidden",
+                  "prev_action")  # fmt: skip
 _HOST_FIELDS = ("rewards", "dones", "episode_starts", "env_ids", "episode_ids", "step_ids",
                 "policy_versions", "truncated", "final_values", "complete")  # fmt: skip
 
@@ -100,6 +102,13 @@ class RolloutStorage:
         self.num_complete = 0
         cuda = self.device.type == "cuda"
         self._staged = cuda if staged is None else staged
+        # On CPU the policy's fields are host memory too: the hot path (stage, commit) writes
+        # them through NumPy views, whose small indexed copies cost a fraction of torch's.
+        self._np = (
+            {name: getattr(self, name).numpy() for name in _POLICY_FIELDS}
+            if self.device.type == "cpu" and not self._staged
+            else None
+        )
         # Host staging of a batch: observation rows, then the env id and not_done as a
         # trailer, so one copy (from pinned memory on CUDA) moves a whole batch. The block is
         # reused by the next batch: safe, because `act` reads the actions back to the host
@@ -150,6 +159,10 @@ class RolloutStorage:
             env_index = torch.from_numpy(ids)
             not_done = torch.from_numpy(self.not_done[ids])
         obs = {k: v[lo : lo + b] for k, v in self.obs.items()}
+        if self._np is not None:
+            hidden = torch.from_numpy(self._np["hidden"][ids])
+            prev_action = torch.from_numpy(self._np["prev_action"][ids])
+            return PolicyBatch(ids, env_index, obs, hidden, prev_action, not_done)
         return PolicyBatch(
             ids, env_index, obs, self.hidden[env_index], self.prev_action[env_index], not_done
         )
@@ -167,14 +180,17 @@ class RolloutStorage:
         ids, e = batch.env_ids, batch.env_index
         b, lo = len(ids), self.num_used
         hi = lo + b
-        keep = batch.not_done.to(torch.float32)
-        self.hidden_in[lo:hi] = batch.hidden * keep.view(-1, 1, 1)
-        self.prev_actions[lo:hi] = batch.prev_action * keep.view(-1, 1)
-        self.actions[lo:hi] = actions
-        self.log_probs[lo:hi] = log_probs.view(-1)
-        self.values[lo:hi] = values.view(-1)
-        self.hidden[e] = hidden_out.to(torch.float32)
-        self.prev_action[e] = self.actions[lo:hi]
+        if self._np is not None:
+            self._commit_host(batch, values, actions, log_probs, hidden_out, lo, hi)
+        else:
+            keep = batch.not_done.to(torch.float32)
+            self.hidden_in[lo:hi] = batch.hidden * keep.view(-1, 1, 1)
+            self.prev_actions[lo:hi] = batch.prev_action * keep.view(-1, 1)
+            self.actions[lo:hi] = actions
+            self.log_probs[lo:hi] = log_probs.view(-1)
+            self.values[lo:hi] = values.view(-1)
+            self.hidden[e] = hidden_out.to(torch.float32)
+            self.prev_action[e] = self.actions[lo:hi]
         self.episode_starts[lo:hi] = ~self.not_done[ids]
         self.env_ids[lo:hi] = ids
         self.episode_ids[lo:hi] = self.episode_id[ids]
@@ -186,6 +202,24 @@ class RolloutStorage:
         self.pending[ids] = np.arange(lo, hi)
         self.next_step_id[ids] += 1
         self.num_used = hi
+
+    def _commit_host(self, batch, values, actions, log_probs, hidden_out, lo: int, hi: int):
+        """commit's policy-field writes on CPU, through the NumPy views (same values)."""
+        f, ids = self._np, batch.env_ids
+        hidden, prev = batch.hidden.numpy(), batch.prev_action.numpy()
+        not_done = self.not_done[ids]
+        if not_done.all():  # no episode starts here: nothing to zero
+            f["hidden_in"][lo:hi] = hidden
+            f["prev_actions"][lo:hi] = prev
+        else:
+            keep = not_done.astype(np.float32)
+            np.multiply(hidden, keep[:, None, None], out=f["hidden_in"][lo:hi])
+            np.multiply(prev, keep[:, None], out=f["prev_actions"][lo:hi])
+        f["actions"][lo:hi] = actions.detach().numpy()
+        f["log_probs"][lo:hi] = log_probs.detach().numpy().reshape(-1)
+        f["values"][lo:hi] = values.detach().numpy().reshape(-1)
+        f["hidden"][ids] = hidden_out.detach().numpy()
+        f["prev_action"][ids] = f["actions"][lo:hi]
 
     def insert(
         self,

@@ -38,6 +38,7 @@ from rearrange.ver_backend.distributed import DistContext, init_distributed
 from rearrange.ver_backend.graph_acting import ActingStep
 from rearrange.ver_backend.host_cost import HostCost
 from rearrange.ver_backend.inference import DynamicBatcher, InferenceWorker, now
+from rearrange.ver_backend.numpy_acting import NumpyActingStep, numpy_acting_supported
 from rearrange.ver_backend.preemption import PreemptionDecider, optimal_preemption
 from rearrange.ver_backend.rollout_storage import RolloutStorage, stale_fill
 from rearrange.ver_backend.systems import Collector
@@ -108,10 +109,12 @@ class VERTrainer:
             layout=self.pool.buffers.layout,
         )
         acting = None
-        if ctx.device.type == "cuda" and ver.cuda_graphs:  # eager on CPU: no launches to save
+        if ctx.device.type == "cuda" and ver.cuda_graphs:
             acting = ActingStep(
                 self.actor, self.obs_space, self.storage.actions.shape[1], run.num_envs, ctx.device
             )
+        elif ver.numpy_acting and numpy_acting_supported(self.actor):  # a state policy on CPU
+            acting = NumpyActingStep(self.actor)
         self.inference = InferenceWorker(self.actor, self.storage, self.pool.buffers, acting)
         batcher = DynamicBatcher(
             ver.resolved_min_inference_batch(run.num_envs),
