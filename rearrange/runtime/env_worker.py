@@ -29,6 +29,7 @@ import os
 import pickle
 import selectors
 import signal
+import struct
 import sys
 import time
 import traceback
@@ -70,6 +71,33 @@ class WorkerMsg(bytes, enum.Enum):
 
 _STEP = WorkerCmd.STEP.value
 _DONE = WorkerMsg.STEP_DONE.value
+_HEADER = struct.Struct("!i")
+"""`multiprocessing.connection.Connection`'s frame header: the payload's length."""
+
+
+def frame(payload: bytes) -> bytes:
+    """`payload` framed as `Connection.send_bytes` frames it (a worker's `recv_bytes` reads
+    it): the main process writes its STEP messages to the pipe's fd in one `os.write`."""
+    return _HEADER.pack(len(payload)) + payload
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    chunks, left = [], n
+    while left:
+        chunk = os.read(fd, left)
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        left -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def read_frame(fd: int) -> bytes:
+    """One message that `Connection.send_bytes` wrote to the other end of pipe `fd`, read with
+    two `os.read` calls (Connection.recv_bytes's Python-level buffering costs ~4x that at the
+    one-byte replies of a fast env; the framing is the same)."""
+    (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size))
+    return _read_exact(fd, size)
 
 
 class EnvWorkerError(TrainProcessError):
@@ -313,6 +341,9 @@ class ProcessEnvPool:
         # Results read from a worker's pipe but not yet handed out (a worker answers for
         # several envs at once; a poll hands out at most `limit`).
         self._unread: list[StepResult] = []
+        # The pipes' fds, and each env's STEP frame when a worker hosts one env (the default).
+        self._fds = [conn.fileno() for conn in self._conns]
+        self._step_frames = [frame(_STEP + bytes([0])) for _ in range(num_envs)]
 
     def worker_of(self, env_id: int) -> int:
         return env_id // self.envs_per_worker
@@ -329,13 +360,17 @@ class ProcessEnvPool:
         if len(set(ids)) != len(ids) or (ids and not 0 <= min(ids) <= max(ids) < self.num_envs):
             raise ValueError(f"step({ids}): env ids must be distinct and in [0, {self.num_envs})")
         k = self.envs_per_worker
-        messages: dict[int, bytearray] = {}
-        for i in ids:
-            messages.setdefault(i // k, bytearray(_STEP)).append(i % k)
-        for w, message in messages.items():
+        if k == 1:
+            frames = [(i, self._step_frames[i]) for i in ids]
+        else:
+            messages: dict[int, bytearray] = {}
+            for i in ids:
+                messages.setdefault(i // k, bytearray(_STEP)).append(i % k)
+            frames = [(w, frame(bytes(message))) for w, message in messages.items()]
+        for w, data in frames:
             try:
-                self._conns[w].send_bytes(message)
-            except (BrokenPipeError, OSError):
+                os.write(self._fds[w], data)  # < PIPE_BUF bytes: one atomic write
+            except OSError:  # BrokenPipeError included
                 self._raise_dead(w)
 
     def poll(
@@ -360,7 +395,7 @@ class ProcessEnvPool:
 
     def _receive(self, w: int) -> list[StepResult]:
         try:
-            message = self._conns[w].recv_bytes()
+            message = read_frame(self._fds[w])
         except (EOFError, OSError):
             self._raise_dead(w)
         if message[:1] == WorkerMsg.ERROR.value:

@@ -1,13 +1,24 @@
 """Several envs per worker process (`run.envs_per_worker`): the same env trajectories, results
 and errors as one env per process, with one message per worker per batch."""
 
+import multiprocessing
+import os
+import select
+import threading
+
 import numpy as np
 import pytest
 import torch
 from ver_backend.helpers import FailingEnvFactory, build_collector
 from ver_backend.test_collection import collect_rollouts, drain
 
-from rearrange.runtime.env_worker import EnvWorkerError, ProcessEnvPool, make_env_pool
+from rearrange.runtime.env_worker import (
+    EnvWorkerError,
+    ProcessEnvPool,
+    frame,
+    make_env_pool,
+    read_frame,
+)
 from rearrange.runtime.run import RunConfig
 from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
 
@@ -75,24 +86,49 @@ def test_a_poll_hands_out_at_most_limit_and_keeps_the_rest_for_the_next():
 
 
 def test_one_message_per_worker_per_batch():
+    """step() writes one Connection-framed STEP message per worker to its pipe."""
     pool = ProcessEnvPool.__new__(ProcessEnvPool)  # only step()'s grouping, no processes
-    sent = {}
+    pipes = [os.pipe() for _ in range(3)]
+    try:
+        pool.num_envs, pool.envs_per_worker = 8, 3
+        pool._fds = [w for _, w in pipes]
+        pool.step([7, 0, 4, 2, 3])
 
-    class Conn:
-        def __init__(self, w):
-            self.w = w
+        def pending(r):
+            return bool(select.select([r], [], [], 0)[0])
 
-        def send_bytes(self, message):
-            sent.setdefault(self.w, []).append(bytes(message))
+        sent = {}
+        for w, (r, _) in enumerate(pipes):
+            while pending(r):
+                sent.setdefault(w, []).append(read_frame(r))
+        assert sent == {0: [b"S\x00\x02"], 1: [b"S\x01\x00"], 2: [b"S\x01"]}
+        for bad in ([1, 1], [8], [-1]):  # a repeat, past the last env, negative
+            with pytest.raises(ValueError, match=r"env ids must be distinct and in \[0, 8\)"):
+                pool.step(bad)
+        assert not any(pending(r) for r, _ in pipes)  # nothing reached a worker
+    finally:
+        for fds in pipes:
+            for fd in fds:
+                os.close(fd)
 
-    pool.num_envs, pool.envs_per_worker, pool._conns = 8, 3, [Conn(0), Conn(1), Conn(2)]
-    pool.step([7, 0, 4, 2, 3])
-    assert sent == {0: [b"S\x00\x02"], 1: [b"S\x01\x00"], 2: [b"S\x01"]}
-    sent.clear()
-    for bad in ([1, 1], [8], [-1]):  # a repeat, past the last env, negative
-        with pytest.raises(ValueError, match=r"env ids must be distinct and in \[0, 8\)"):
-            pool.step(bad)
-    assert sent == {}  # nothing reached a worker
+
+def test_frames_are_what_a_connection_reads_and_writes():
+    """The main process writes frames with os.write and reads them with os.read; a worker
+    uses multiprocessing's Connection on the other end: both framings must agree."""
+    parent, child = multiprocessing.Pipe(duplex=True)
+    try:
+        os.write(parent.fileno(), frame(b"S\x00"))
+        assert child.recv_bytes() == b"S\x00"
+        big = bytes(range(256)) * 400  # 100 kB: past a pipe's atomic size, read in chunks
+        writer = threading.Thread(target=child.send_bytes, args=(big,))
+        writer.start()
+        assert read_frame(parent.fileno()) == big
+        writer.join()
+        child.close()
+        with pytest.raises(EOFError):
+            read_frame(parent.fileno())
+    finally:
+        parent.close()
 
 
 def test_envs_per_worker_out_of_the_pool_range_is_refused():
