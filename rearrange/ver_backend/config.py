@@ -177,7 +177,7 @@ class VERConfig:
     (graph_acting.py): the eager forward is kernel-launch bound there. No effect on CPU."""
     numpy_acting: bool = True
     """On CPU, run a state policy's acting step in NumPy (numpy_acting.py): the same outputs
-    as the eager forward with ~2.5x less fixed cost per call. No effect on a GPU or on a
+    as the eager forward with 2-3x less cost per call. No effect on a GPU or on a
     visual policy, whose ResNet stays in torch."""
 
     def __post_init__(self) -> None:

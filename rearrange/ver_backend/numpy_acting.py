@@ -2,8 +2,8 @@
 
 A state policy's `act` (MLP, previous-action embedding, LSTM cell, value and Gaussian heads)
 is ~60 small torch ops; on CPU at VER's batch sizes (1-8 envs) their per-op dispatch, not
-their arithmetic, is the cost (~240-280 µs a call on the 2-core CI machine, against ~60-80 µs
-for the same maths in ~30 NumPy calls; benchmarks/RESULTS.md "NumPy acting"). This is the
+their arithmetic, is the cost (~250-430 µs a call on a 2-core machine, against ~100-160 µs for
+the same maths in ~30 NumPy calls: 2-3x, benchmarks/RESULTS.md "NumPy acting"). This is the
 CPU counterpart of the CUDA graphs of graph_acting.py: the same function with less fixed
 cost per call.
 

@@ -255,3 +255,17 @@ def test_storage_numpy_writes_match_the_torch_path():
     assert float(host.hidden_in[7].abs().sum()) == 0.0  # env 0 ended its episode: reset
     assert float(host.prev_actions[7].abs().sum()) == 0.0
     assert torch.equal(host.hidden[0], outputs[3][3][1])  # the carried state: batch 3's out
+
+
+def test_acting_benchmark_prints_one_checked_row_per_batch(capsys):
+    from benchmarks import acting_numpy
+
+    acting_numpy.main(["--batches", "1,3", "--rounds", "2", "--calls", "2"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert rows[0].split("|")[1].strip() == "batch"
+    body = [r for r in rows if r.split("|")[1].strip().isdigit()]
+    assert [r.split("|")[1].strip() for r in body] == ["1", "3"]
+    for row in body:
+        ratio, diff = row.split("|")[4].strip(), row.split("|")[5].strip()
+        assert ratio.endswith("×") and float(ratio[:-1]) > 0
+        assert float(diff) < 1e-5  # the two steps agree on the benchmark's own inputs
