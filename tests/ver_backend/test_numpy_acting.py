@@ -269,3 +269,42 @@ def test_acting_benchmark_prints_one_checked_row_per_batch(capsys):
         ratio, diff = row.split("|")[4].strip(), row.split("|")[5].strip()
         assert ratio.endswith("×") and float(ratio[:-1]) > 0
         assert float(diff) < 1e-5  # the two steps agree on the benchmark's own inputs
+
+
+def _train_synthetic(run_dir, numpy_acting: bool, updates: int = 3):
+    from rearrange.runtime.run import RunConfig, RunSetup
+    from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
+    from rearrange.ver_backend.config import PPOConfig, VERConfig
+    from rearrange.ver_backend.trainer import VERTrainer
+
+    config = ModelConfig(backbone="none", **CONFIGS["cpu_profile"])
+    torch.manual_seed(0)
+    run = RunConfig(num_envs=3, total_steps=10**6, serial=True, device="cpu", seed=3,
+                    checkpoint_every_steps=10**6)  # fmt: skip
+    setup = RunSetup(
+        env_factory=SyntheticEnvFactory(SyntheticEnvConfig(max_episode_steps=12), 3),
+        run_dir=run_dir, tensorboard=False, progress=False,
+    )  # fmt: skip
+    trainer = VERTrainer(
+        run, VERConfig(rollout_steps=16, numpy_acting=numpy_acting), PPOConfig(lr=1e-3), setup,
+        lambda obs, act: build_policy(obs, act, config), max_updates=updates,
+    )  # fmt: skip
+    result = trainer.train()
+    return trainer, result
+
+
+def test_training_with_the_numpy_step_follows_the_torch_step(tmp_path):
+    """The same seeded run with either acting step: the same steps, the same bookkeeping,
+    and weights that differ by float32 rounding only after three updates."""
+    fast, fast_result = _train_synthetic(tmp_path / "numpy", True)
+    slow, slow_result = _train_synthetic(tmp_path / "torch", False)
+    assert isinstance(fast.inference.acting, NumpyActingStep)
+    assert not isinstance(slow.inference.acting, NumpyActingStep)
+    assert fast_result.num_steps == slow_result.num_steps == 3 * 48
+    a, b = fast.policy.state_dict(), slow.policy.state_dict()
+    for name, value in a.items():
+        torch.testing.assert_close(value, b[name], atol=1e-4, rtol=1e-4, msg=name)
+    # ... while two more updates move them by far more than that
+    one, _ = _train_synthetic(tmp_path / "one", True, updates=1)
+    moved = max(float((one.policy.state_dict()[k] - v).abs().max()) for k, v in a.items())
+    assert moved > 1e-3  # (1e-2 here; the two acting steps: ~3e-8)
