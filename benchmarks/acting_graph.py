@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from benchmarks.spread import median_cell
 from rearrange.models import ModelConfig, build_policy
 from rearrange.ver_backend.graph_acting import ActingStep
 
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
         for _ in range(args.rounds):
             for c, step in columns.items():
                 times[c].append(time_calls(lambda s=step, x=x: s(*x), args.calls, device))
-        cells = [f"{statistics.median(v):.3f} [{min(v):.3f}–{max(v):.3f}]" for v in times.values()]
+        cells = [median_cell(v, digits=3) for v in times.values()]
         if "graph" in times:
             g = statistics.median(times["graph"])
             ratio = statistics.median(times["eager"]) / g

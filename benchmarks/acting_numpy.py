@@ -24,6 +24,7 @@ import yaml
 from gymnasium import spaces
 
 from benchmarks.acting_graph import ACTION_DIM, STATE_KEYS
+from benchmarks.spread import median_cell
 from rearrange.models import ModelConfig, build_policy
 from rearrange.ver_backend.numpy_acting import NumpyActingStep
 
@@ -55,10 +56,6 @@ def per_call_us(fn, args: tuple, calls: int) -> float:
     return (time.perf_counter() - start) * 1e6 / calls
 
 
-def cell(values: list[float]) -> str:
-    return f"{statistics.median(values):.0f} [{min(values):.0f}–{max(values):.0f}]"
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--batches", default="1,2,4,8")
@@ -84,7 +81,9 @@ def main(argv: list[str] | None = None) -> None:
                 eager.append(per_call_us(policy.act, args_in, args.calls))
                 fast.append(per_call_us(step, args_in, args.calls))
         ratio = statistics.median(eager) / statistics.median(fast)
-        print(f"| {batch} | {cell(eager)} | {cell(fast)} | {ratio:.2f}× | {diff:.1e} |")
+        print(
+            f"| {batch} | {median_cell(eager)} | {median_cell(fast)} | {ratio:.2f}× | {diff:.1e} |"
+        )
 
 
 if __name__ == "__main__":

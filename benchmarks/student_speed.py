@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from benchmarks.spread import median_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -101,10 +102,7 @@ def run_child(spec: dict) -> dict | None:
     return None
 
 
-def cell(values: list[float]) -> str:
-    if not values:
-        return "n/a"
-    return f"{statistics.median(values):.0f} [{min(values):.0f}–{max(values):.0f}]"
+cell = median_cell  # "median [min–max]", "n/a" without values
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -60,6 +60,7 @@ from pathlib import Path
 # Only light imports at module level: env workers are spawned, and each re-imports this
 # module as __mp_main__ (torch would add seconds per worker to every run's start-up).
 from benchmarks.model_configs import model_config
+from benchmarks.spread import median_cell
 from rearrange.runtime.synthetic_env import SyntheticEnvConfig, SyntheticEnvFactory
 
 SYSTEMS = ("ddppo", "nover", "ver")
@@ -200,10 +201,7 @@ def run_row(spread: float, sigma: float, args) -> Row:
 
 # ---------------------------------------------------------------------------- report
 def _cell(row: Row, system: str) -> str:
-    values = row.sps(system)
-    if not values:
-        return "-"
-    return f"{statistics.median(values):.0f} [{min(values):.0f}–{max(values):.0f}]"
+    return median_cell(row.sps(system), empty="-")
 
 
 def _closest_to_paper(rows: list[Row]) -> Row | None:

@@ -43,6 +43,7 @@ from pathlib import Path
 # module as __mp_main__.
 from benchmarks.model_configs import model_config
 from benchmarks.sim_ceiling import sim_only_sps
+from benchmarks.spread import median_cell
 from rearrange.skill_spec import SKILL_NAMES, skill_def
 
 SYSTEMS = ("ddppo", "nover", "ver")
@@ -246,10 +247,7 @@ class PresetResult:
         return statistics.median(values) if values else float("nan")
 
     def cell(self, column: str) -> str:
-        values = self.sps.get(column)
-        if not values:
-            return "-"
-        return f"{statistics.median(values):.0f} [{min(values):.0f}–{max(values):.0f}]"
+        return median_cell(self.sps.get(column) or [], empty="-")
 
     def ratio(self, num: str, den: str) -> str:
         value = self.median(num) / self.median(den)

@@ -260,9 +260,12 @@ def spec_for(args, workload: str, system: str) -> dict:
 
 
 def cell(values: list[float]) -> str:
-    if not values:
-        return "n/a"
-    return f"{statistics.median(values):.0f} [{min(values):.0f}–{max(values):.0f}]"
+    """'median [min–max]' (benchmarks/spread.py). Imported here, not at the top: a child runs
+    this file as a script with a baseline checkout first on its path, where
+    `benchmarks.spread` may not exist; only the parent formats tables."""
+    from benchmarks.spread import median_cell
+
+    return median_cell(values)
 
 
 LEARNER_VARIANTS = {
