@@ -171,7 +171,7 @@ class VERConfig:
     so on a CPU-only machine the update can use the cores the env workers leave idle; the
     acting step goes back to the run's thread count (benchmarks/RESULTS.md, "Envs per
     worker, update threads"). Not used when the learner is on a GPU or runs beside collection
-    (`overlap_learning`)."""
+    (`overlap_learning`); the trainer logs a warning then."""
     cuda_graphs: bool = True
     """On a CUDA device, replay the acting step as one CUDA graph per batch-size bucket
     (graph_acting.py): the eager forward is kernel-launch bound there. No effect on CPU."""

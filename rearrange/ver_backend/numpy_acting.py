@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from rearrange.models.encoders import StateObservationEncoder
+from rearrange.models.encoders import StateObservationEncoder, check_observation_keys
 from rearrange.models.policy import RecurrentGaussianPolicy
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -124,18 +124,9 @@ class NumpyActingStep:
         noise: Tensor | None = None,
     ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         b = prev_action.shape[0]
-        missing = [k for k in self.vector_keys if k not in obs]
-        if missing:
-            raise ValueError(
-                f"observation dict lacks keys {missing} that the policy was built with; "
-                "pass the env's full observation dict"
-            )
+        check_observation_keys(obs, self.policy.layout)  # the eager step's own checks
+        self.policy._check_hidden(hidden, b, "hidden")
         n, size = self.layers, self.hidden_size
-        if tuple(hidden.shape) != (b, 2 * n, size):
-            raise ValueError(
-                f"hidden has shape {tuple(hidden.shape)}, expected {(b, 2 * n, size)} "
-                "([batch, 2 * rnn_layers, rnn_hidden_size]); use policy.initial_hidden(batch)"
-            )
         nd = not_done.detach().numpy().reshape(b)
         reset = not nd.all()  # some rows start an episode: their state and prev action are 0
         keep = nd.astype(np.float32)[:, None] if reset else None

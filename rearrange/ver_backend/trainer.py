@@ -108,6 +108,13 @@ class VERTrainer:
             ctx.device,
             layout=self.pool.buffers.layout,
         )
+        if ver.update_threads is not None and (ctx.device.type != "cpu" or ver.overlap_learning):
+            why = "overlap_learning runs it beside collection" if ver.overlap_learning else "a GPU"
+            log.warning(
+                "ver.update_threads=%d has no effect (%s): the update keeps the run's "
+                "torch_threads; drop the setting, or use it on CPU without overlap_learning",
+                ver.update_threads, why,
+            )  # fmt: skip
         acting = None
         if ctx.device.type == "cuda" and ver.cuda_graphs:
             acting = ActingStep(

@@ -67,6 +67,26 @@ def test_a_run_updates_with_the_update_threads_and_acts_with_its_own(tmp_path, r
     assert seen == {"update": {2}, "act": {1}}
 
 
+def test_update_threads_beside_overlapped_learning_are_reported_unused(
+    tmp_path, restore_threads, caplog
+):
+    cfg = compose_train_config(
+        "synthetic",
+        ["run.serial=true", "ver.update_threads=2", "ver.overlap_learning=true",
+         "run.total_steps=256"],
+    )  # fmt: skip
+    trainer = TRAINERS["ver"].build(cfg, tmp_path)
+    trainer.setup.progress = False
+    with caplog.at_level("WARNING", logger="rearrange.train"):
+        trainer.train()
+    lines = [r.getMessage() for r in caplog.records if "update_threads" in r.getMessage()]
+    assert lines == [
+        "ver.update_threads=2 has no effect (overlap_learning runs it beside collection): the "
+        "update keeps the run's torch_threads; drop the setting, or use it on CPU without "
+        "overlap_learning"
+    ]
+
+
 def test_cpu_acting_runs_in_inference_mode_and_its_rollout_trains():
     from rearrange.ver_backend.config import PPOConfig
     from rearrange.ver_backend.learner import Learner
