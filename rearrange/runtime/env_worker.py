@@ -341,9 +341,9 @@ class ProcessEnvPool:
         # Results read from a worker's pipe but not yet handed out (a worker answers for
         # several envs at once; a poll hands out at most `limit`).
         self._unread: list[StepResult] = []
-        # The pipes' fds, and each env's STEP frame when a worker hosts one env (the default).
+        # The pipes' fds, and the STEP frame of a worker hosting one env (the default).
         self._fds = [conn.fileno() for conn in self._conns]
-        self._step_frames = [frame(_STEP + bytes([0])) for _ in range(num_envs)]
+        self._step_one = frame(_STEP + bytes([0]))
 
     def worker_of(self, env_id: int) -> int:
         return env_id // self.envs_per_worker
@@ -361,7 +361,7 @@ class ProcessEnvPool:
             raise ValueError(f"step({ids}): env ids must be distinct and in [0, {self.num_envs})")
         k = self.envs_per_worker
         if k == 1:
-            frames = [(i, self._step_frames[i]) for i in ids]
+            frames = [(i, self._step_one) for i in ids]
         else:
             messages: dict[int, bytearray] = {}
             for i in ids:
