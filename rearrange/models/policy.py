@@ -156,7 +156,14 @@ class RecurrentGaussianPolicy(nn.Module):
         whole block, and the scatter/gather's gradients are index ops, where a packed
         sequence's backward zero-fills a full gradient buffer per time step (3x slower on
         CPU). Outputs past a sequence's end are dropped; the LSTM is causal, so the kept
-        outputs are exact. Very uneven lengths use a packed sequence instead."""
+        outputs are exact. Very uneven lengths use a packed sequence instead.
+
+        Under CPU bf16 autocast (`ppo.autocast_bf16` on a CPU learner) the LSTM runs in fp32:
+        torch's CPU autocast hands oneDNN's LSTM mixed precisions it has no kernel for
+        ("could not create a primitive descriptor"); the rest of the forward keeps bf16."""
+        if x.device.type == "cpu" and torch.is_autocast_enabled("cpu"):
+            with torch.autocast("cpu", enabled=False):
+                return self._run_sequences(x.float(), hidden.float(), seq_lengths)
         lengths = seq_lengths.detach().to("cpu", torch.long)
         k, t_max, steps = lengths.numel(), int(lengths.max()), x.shape[0]
         if t_max * k <= PAD_WORK_LIMIT * steps:

@@ -79,3 +79,29 @@ def test_uneven_lengths_fall_back_to_packed(monkeypatch):
         torch.tensor(lengths),
     )
     assert calls == [1]
+
+
+@pytest.mark.parametrize("limit", [3, 0])  # the padded block, the packed sequences
+def test_cpu_bf16_autocast_runs_the_lstm_in_fp32(limit, monkeypatch):
+    """ppo.autocast_bf16 on a CPU learner: oneDNN's LSTM fails on what CPU autocast hands it
+    for an fp32 input (a depth policy's: the ResNet's bf16 embedding joined to fp32 vectors);
+    the policy runs its LSTM outside autocast, in fp32, so the update works and matches fp32
+    to bf16 precision."""
+    lstm = torch.nn.LSTM(4, 8, 2)
+    with pytest.raises(RuntimeError), torch.autocast("cpu", dtype=torch.bfloat16):
+        lstm(torch.randn(3, 2, 4), (torch.zeros(2, 2, 8), torch.zeros(2, 2, 8)))  # the bug
+    monkeypatch.setattr(policy_mod, "PAD_WORK_LIMIT", limit)
+    space = spaces.Dict({"depth": spaces.Box(0.0, 10.0, (32, 32, 1), np.float32), "b": OBS["b"]})
+    torch.manual_seed(0)
+    pol = build_policy(space, ACT, ModelConfig(rnn_hidden_size=8, rnn_layers=2))
+    lengths = torch.tensor([5, 1, 7, 3, 7])
+    steps = int(lengths.sum())
+    obs = {"depth": torch.rand(steps, 32, 32, 1) * 5, "b": torch.randn(steps, 2)}
+    args = (obs, torch.randn(5, 4, 8), torch.randn(steps, 2), torch.randn(steps, 2), lengths)
+    fp32 = pol.evaluate_actions(*args)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        bf16 = pol.evaluate_actions(*args)
+        bf16[1].float().sum().backward()  # the gradients flow through the fp32 LSTM
+    assert pol.rnn.weight_hh_l0.grad is not None
+    torch.testing.assert_close(bf16[0].float(), fp32[0].detach(), atol=5e-2, rtol=5e-2)
+    torch.testing.assert_close(bf16[1].float(), fp32[1].detach(), atol=5e-2, rtol=5e-2)
