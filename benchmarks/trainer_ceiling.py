@@ -300,7 +300,7 @@ def report(results: dict, args) -> str:
     sources = list(columns(args))
     head = ["workload", "system", *(f"SPS {s}" for s in sources)]
     if args.baseline_src:
-        head.append("ours / baseline")
+        head += ["ours / baseline", "per repeat"]
         if args.overlap:
             head.append("overlap: ours / baseline")
     lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
@@ -309,6 +309,7 @@ def report(results: dict, args) -> str:
         row = [workload, system, *(cell(sps[s]) for s in sources)]
         if args.baseline_src:
             row.append(_ratio(sps["ours"], sps["baseline"]))
+            row.append(_paired_ratios(by_src.get("ours", []), by_src.get("baseline", [])))
             if args.overlap:
                 row.append(_ratio(sps["ours overlap"], sps["baseline overlap"]))
         lines.append("| " + " | ".join(row) + " |")
@@ -320,6 +321,16 @@ def _ratio(ours: list[float], base: list[float]) -> str:
     if not (ours and base):
         return "n/a"
     return f"{statistics.median(ours) / statistics.median(base):.2f}×"
+
+
+def _paired_ratios(ours: list[dict], base: list[dict]) -> str:
+    """ours / baseline within each repeat (the two ran minutes apart, interleaved), as
+    median [min–max]: on a machine whose speed drifts, steadier than the medians' ratio."""
+    from benchmarks.spread import median_cell  # parent only (see `cell`)
+
+    by_repeat = {r["repeat"]: r["sps"] for r in base if "repeat" in r}
+    ratios = [r["sps"] / by_repeat[r["repeat"]] for r in ours if r.get("repeat") in by_repeat]
+    return median_cell(ratios, digits=2)
 
 
 def _cost_table(results: dict) -> str:
@@ -410,13 +421,14 @@ def main(argv: list[str] | None = None) -> None:
     sources = columns(args)
     results: dict = {}
     for workload in workloads:
-        for _ in range(args.repeats):
+        for repeat in range(args.repeats):
             for system in systems:
                 spec = spec_for(args, workload, system)
                 for name, (src, variant) in sources.items():
                     out = run_child(spec | {"variant": variant}, src)
                     if out is None:
                         continue
+                    out["repeat"] = repeat  # pairs ours with the baseline of the same round
                     results.setdefault((workload, system), {}).setdefault(name, []).append(out)
                     print(
                         f"  {workload:11s} {system:6s} {name:9s} {out['sps']:8.0f} SPS", flush=True

@@ -49,9 +49,16 @@ def test_overlap_adds_a_column_per_source_and_their_ratio(tmp_path):
     runs = {"ours": [300.0, 100.0, 200.0], "ours overlap": [600.0], "baseline": [50.0, 150.0],
             "baseline overlap": [100.0]}  # fmt: skip
     table = tc.report(
-        {("zero/state", "ver"): {k: [{"sps": v} for v in vs] for k, vs in runs.items()}}, args
+        {
+            ("zero/state", "ver"): {
+                k: [{"sps": v, "repeat": i} for i, v in enumerate(vs)] for k, vs in runs.items()
+            }
+        },
+        args,
     )
     row = next(line for line in table.splitlines() if line.startswith("| zero/state"))
-    # medians: ours 200, baseline 100 -> 2.00x; overlapped 600 / 100 -> 6.00x
-    assert row.endswith("| 2.00× | 6.00× |")
+    # medians: ours 200, baseline 100 -> 2.00x; overlapped 600 / 100 -> 6.00x; per repeat
+    # 300/50 = 6.00 and 100/150 = 0.67 (ours' third repeat has no baseline): median 3.33
+    assert row.endswith("| 2.00× | 3.33 [0.67–6.00] | 6.00× |")
     assert "200 [100–300]" in row
+    assert "| ours / baseline | per repeat | overlap: ours / baseline |" in table
