@@ -10,6 +10,15 @@ from torch import nn
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
+def check_noise(noise: torch.Tensor, shape: tuple[int, ...]) -> None:
+    """Raise a one-line ValueError unless the given action noise has the actions' `shape`."""
+    if tuple(noise.shape) != tuple(shape):
+        raise ValueError(
+            f"noise has shape {tuple(noise.shape)}, expected {tuple(shape)} "
+            "(one standard-normal value per action dimension)"
+        )
+
+
 class DiagGaussian:
     """N(mean, exp(log_std)^2) per action dimension; log-prob and entropy summed over dims."""
 
@@ -25,11 +34,8 @@ class DiagGaussian:
         """
         if noise is None:
             noise = torch.randn_like(self.mean)
-        elif noise.shape != self.mean.shape:
-            raise ValueError(
-                f"noise has shape {tuple(noise.shape)}, expected {tuple(self.mean.shape)} "
-                "(one standard-normal value per action dimension)"
-            )
+        else:
+            check_noise(noise, tuple(self.mean.shape))
         return self.mean + noise.to(self.mean.dtype) * self.log_std.exp()
 
     def mode(self) -> torch.Tensor:

@@ -20,17 +20,15 @@ random numbers on either path.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 import numpy as np
 import torch
 from torch import Tensor, nn
 
+from rearrange.models.distributions import check_noise
 from rearrange.models.encoders import StateObservationEncoder, check_observation_keys
 from rearrange.models.policy import RecurrentGaussianPolicy
-
-_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def numpy_acting_supported(policy: nn.Module) -> bool:
@@ -83,7 +81,6 @@ class NumpyActingStep:
         self.action_dim = policy.action_dim
         self.prev_action_input = policy.config.prev_action_input
         self.squash_mean = policy.action_head.squash_mean
-        self.log_std_bounds = policy.action_head.log_std_bounds
         self.refresh()
 
     # --- the weights, fused -------------------------------------------------------------------
@@ -107,11 +104,10 @@ class NumpyActingStep:
                 np.concatenate([_matrix(p.critic.weight), _matrix(p.action_head.mean.weight)], 1),
                 np.concatenate([_vector(p.critic.bias), _vector(p.action_head.mean.bias)]),
             )
-            log_std = p.action_head.log_std.detach().clamp(*self.log_std_bounds)
-            self._std = log_std.exp().numpy()
-            self._log_prob_mode = np.float32(
-                -float(log_std.sum()) - self.action_dim * _HALF_LOG_2PI
-            )
+            dist = p.distribution(p.critic.weight.new_zeros(1, self.hidden_size))
+            self._std = dist.log_std[0].exp().numpy()  # clamped to the head's bounds
+            # log π(mean): the Gaussian's log-prob at z = 0; a sample's adds -½·Σz²
+            self._log_prob_mode = np.float32(dist.log_prob(dist.mean).item())
 
     # --- the step -------------------------------------------------------------------------------
     def __call__(
@@ -167,12 +163,9 @@ class NumpyActingStep:
         if deterministic:
             action, log_prob = mean, np.full(b, self._log_prob_mode, np.float32)
         else:
+            if noise is not None:
+                check_noise(noise, (b, self.action_dim))
             draw = torch.randn(b, self.action_dim) if noise is None else noise
-            if tuple(draw.shape) != (b, self.action_dim):
-                raise ValueError(
-                    f"noise has shape {tuple(draw.shape)}, expected {(b, self.action_dim)} "
-                    "(one standard-normal value per action dimension)"
-                )
             eps = draw.detach().numpy().astype(np.float32, copy=False)
             action = eps * self._std
             action += mean
