@@ -138,12 +138,38 @@ class PathFollower:
         where the base cannot turn (the arm would sweep into it) and a last sideways
         correction is impossible for a differential drive."""
         pre = self._pre_goal(sim, None)
-        if pre is not None and self._stage_goal is None:
-            self._stage_goal, self.goal = self.goal, (pre[0], pre[1], self.goal[2])
+        if pre is None or self._stage_goal is not None:
+            return
+        if self._can_go_straight(sim, self.goal):
+            self._direct = True
+            return
+        self._stage_goal, self.goal = self.goal, (pre[0], pre[1], self.goal[2])
+
+    def _can_go_straight(self, sim, goal) -> bool:
+        """`drives_straight_in` from the base's pose to `goal` on the planning map."""
+        pose = sim.base_pose()
+
+        def line_clear() -> bool:
+            nm = planning_map(sim, ignore=self.ignore_parts)
+            return nm.line_of_sight(pose[:2], goal[:2])
+
+        return drives_straight_in(pose, goal, line_clear)
+
+    def _skip_pre_goal(self, sim) -> None:
+        """On the way to a pre-goal point, go straight on to the real goal once the base
+        faces it (`drives_straight_in`): a base that stopped 6 cm beside the pre-goal,
+        facing the goal, otherwise drove a loop to enter the point exactly (seed 1's train
+        fridge pick 15 did that until the step limit)."""
+        if self._stage_goal is None or self._direct or self.aligning:
+            return
+        if self._can_go_straight(sim, self._stage_goal):
+            self.goal, self._stage_goal = self._stage_goal, None
+            self.path, self._direct = [], True
 
     def command(self, sim: Any, arm_next=None) -> np.ndarray | None:
         """The [linear, angular] base action in [-1, 1] for this step; None once at the goal.
         `arm_next`: the arm joints the same step ends at (default: where they are)."""
+        self._skip_pre_goal(sim)
         cmd = self._nominal(sim)
         if cmd is None:
             return None
@@ -457,6 +483,28 @@ BODY_GAP = 0.01
 TURN_SAMPLE = 0.12  # rad between the headings `static_turn_clear` checks
 PRE_GOAL = (0.5, 0.6, 0.4, 0.7, 0.35)  # m behind the goal a pre-goal waypoint may stand
 PRE_GOAL_NEAR = 0.8  # m: blocked turns this close to the goal switch to a pre-goal approach
+DIRECT_MAX = 1.0  # m: `drives_straight_in` only this close to the goal point
+DIRECT_YAW = math.radians(40.0)  # rad: ... facing the goal point and its heading this well
+
+
+def drives_straight_in(pose, goal, line_clear) -> bool:
+    """The base at `pose` can take the last stretch to `goal` straight: within DIRECT_MAX of
+    the goal point, facing it and the goal heading within DIRECT_YAW, with `line_clear()`
+    (the straight segment there navigable; asked last, it is the costly test). Why: a
+    base-moving pick spawned in front of an open fridge was sent to the pre-goal point
+    behind its stand pose first, and the turns on the way (between a wall and the door,
+    seed 1's train... val episode 27) or at the pre-goal could not clear the door: it
+    turned on the spot to the step limit where driving on would have done."""
+    x, y, yaw = (float(v) for v in pose)
+    gx, gy, gyaw = (float(v) for v in goal)
+    if math.hypot(gx - x, gy - y) > DIRECT_MAX:
+        return False
+    to_goal = math.atan2(gy - y, gx - x)
+    if abs(wrap_angle(to_goal - yaw)) > DIRECT_YAW or abs(wrap_angle(gyaw - yaw)) > DIRECT_YAW:
+        return False
+    return bool(line_clear())
+
+
 # rad: the base-moving manipulation skills' `FollowerConfig.long_turn_max` at their work
 # poses. A 290-degree turn at the open fridge took 60 of close_fridge --base-movement's
 # 300 steps.
