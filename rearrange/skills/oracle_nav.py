@@ -124,6 +124,7 @@ class PathFollower:
         self._map = None  # the NavMap the current path was planned on
         self._narrow_until = 0  # plan on the base's own map until this step
         self._stalls = 0
+        self._straight_in = False  # `straight_in` was asked for (`_skip_pre_goal` applies)
 
     ignore_parts: tuple[str, ...] = ()
     """Drawers `planning_map` leaves out (the one the skill works on)."""
@@ -137,6 +138,7 @@ class PathFollower:
         (`_pre_goal`), when there is one: for stand poses close in front of furniture,
         where the base cannot turn (the arm would sweep into it) and a last sideways
         correction is impossible for a differential drive."""
+        self._straight_in = True
         pre = self._pre_goal(sim, None)
         if pre is None or self._stage_goal is not None:
             return
@@ -159,8 +161,9 @@ class PathFollower:
         """On the way to a pre-goal point, go straight on to the real goal once the base
         faces it (`drives_straight_in`): a base that stopped 6 cm beside the pre-goal,
         facing the goal, otherwise drove a loop to enter the point exactly (seed 1's train
-        fridge pick 15 did that until the step limit)."""
-        if self._stage_goal is None or self._direct or self.aligning:
+        fridge pick 15 did that until the step limit). Only for a `straight_in` approach
+        (the fridge picks', where it was measured)."""
+        if not self._straight_in or self._stage_goal is None or self._direct or self.aligning:
             return
         if self._can_go_straight(sim, self._stage_goal):
             self.goal, self._stage_goal = self._stage_goal, None
@@ -493,8 +496,8 @@ def drives_straight_in(pose, goal, line_clear) -> bool:
     (the straight segment there navigable; asked last, it is the costly test). Why: a
     base-moving pick spawned in front of an open fridge was sent to the pre-goal point
     behind its stand pose first, and the turns on the way (between a wall and the door,
-    seed 1's train... val episode 27) or at the pre-goal could not clear the door: it
-    turned on the spot to the step limit where driving on would have done."""
+    seed 1's fridge val pick 27) or at the pre-goal could not clear the door: it turned on
+    the spot to the step limit where driving on would have done."""
     x, y, yaw = (float(v) for v in pose)
     gx, gy, gyaw = (float(v) for v in goal)
     if math.hypot(gx - x, gy - y) > DIRECT_MAX:

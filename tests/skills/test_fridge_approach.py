@@ -120,3 +120,46 @@ def test_scripted_pick_drives_in_between_the_wall_and_the_open_door():
         assert result.steps < 200
     finally:
         env.close()
+
+
+class _FollowSim:
+    """A base at `pose`; the planning map's straight lines all navigable."""
+
+    layout = None
+
+    def __init__(self, pose):
+        self.pose = pose
+
+    def base_pose(self):
+        return np.asarray(self.pose, dtype=np.float64)
+
+    def planning_navmap(self):
+        class _Map:
+            def line_of_sight(self, a, b) -> bool:
+                return True
+
+        return _Map()
+
+
+def _heading_for_pre_goal(straight_in: bool):
+    from rearrange.skills.oracle_nav import PathFollower
+
+    f = PathFollower()
+    f.reset((0.0, -0.5, math.pi / 2))  # the pre-goal point, 0.5 m behind GOAL
+    f._stage_goal = GOAL
+    f._straight_in = straight_in
+    # 6 cm beside the pre-goal point, facing the real goal
+    sim = _FollowSim((0.06, -0.5, math.atan2(0.5, -0.06)))
+    f._skip_pre_goal(sim)
+    return f
+
+
+def test_facing_the_goal_on_the_way_to_the_pre_goal_goes_straight_on():
+    f = _heading_for_pre_goal(straight_in=True)
+    assert f.goal == GOAL and f._stage_goal is None and f._direct
+
+
+def test_only_a_straight_in_approach_skips_its_pre_goal():
+    # a plain nav leg that switched to a pre-goal approach (blocked turns) keeps it
+    f = _heading_for_pre_goal(straight_in=False)
+    assert f.goal == (0.0, -0.5, math.pi / 2) and f._stage_goal == GOAL and not f._direct
