@@ -82,7 +82,7 @@ from rearrange.skills.oracle_motion import (
     segment_clear,
     toward_ball,
 )
-from rearrange.skills.oracle_nav import LONG_TURN_MAX, FollowerConfig, PathFollower
+from rearrange.skills.oracle_nav import BASE_GAP, LONG_TURN_MAX, FollowerConfig, PathFollower
 
 REACH_TOL = 0.03  # m: a via-point counts as reached
 PHASE_TIMEOUT = 90  # steps before a stuck phase moves on
@@ -101,7 +101,7 @@ CONTAINER_REACH = 1.0
 CONTAINER_LANE = 1.0  # m
 CONTAINER_LANE_STEP = 0.1  # m
 CONTAINER_LANE_TRIES = 20
-LANE_GAP = 0.02  # m, the follower's guard gap (`oracle_nav.BASE_GAP`)
+LANE_GAP = BASE_GAP  # m: the follower's guard gap, so a clear lane is one its guard drives
 # Carry pose (base frame offset from the resting EE): the held object hangs ~0.13 m below
 # the EE, i.e. at 0.76-1.03 m at rest, below 0.9 m counter tops, so driving up to a counter
 # pushed it into the counter and broke the grasp. Raised by 0.13 m (still within the tasks'
