@@ -78,7 +78,51 @@ def run_setup(cfg: TrainConfig, run_dir: Path, render_device: str | None = None)
 
             factory_cls = OracleStartEnvFactory
         factory = factory_cls(cfg.skill, cfg.task, "train", seed, render_device=render_device)
+        if cfg.task.hand_off_to:  # the agent drives; a fixed-base checkpoint finishes
+            from rearrange.distill.hand_off_env import HandOffEnvFactory
+
+            gamma = cfg.pql.gamma if cfg.algo == "pql" else cfg.ppo.gamma
+            path = _hand_off_path(cfg)
+            factory = HandOffEnvFactory(factory, path, cfg.task.hand_off_reach, gamma)
     return RunSetup(env_factory=factory, run_dir=run_dir, config_dict=plain_config(cfg))
+
+
+def _hand_off_path(cfg: TrainConfig) -> str:
+    """`task.hand_off_to` as an absolute path, checked (TeacherError, one line)."""
+    from rearrange.distill.teacher_labels import check_fixed_base
+
+    task = cfg.task
+    return check_fixed_base(
+        cfg.skill, task.base_movement, task.hand_off_to, task.hand_off_reach,
+        "task.hand_off_to", "task.hand_off_reach",
+    )  # fmt: skip
+
+
+def check_hand_off(cfg: TrainConfig) -> str | None:
+    """`task.hand_off_to` (distill/hand_off_env.py): a base-moving pick or place handed to a
+    fixed-base checkpoint that exists; a distill run hands its labels off instead."""
+    from rearrange.distill.teacher_labels import TeacherError
+
+    if not cfg.task.hand_off_to:
+        return None
+    if cfg.algo == "distill":
+        return (
+            "task.hand_off_to trains a drive for a hand-off; a distill run hands its labels "
+            "off with distill.fixed_base_teacher: drop task.hand_off_to"
+        )
+    try:
+        _hand_off_path(cfg)
+    except TeacherError as exc:
+        return str(exc)
+    return None
+
+
+def _hand_off_note(cfg: TrainConfig) -> str:
+    """The banner's words for `task.hand_off_to` ('' when off)."""
+    if not cfg.task.hand_off_to:
+        return ""
+    who = _named(cfg.task.hand_off_to, "fixed-base")
+    return f"; {who} finishes within {cfg.task.hand_off_reach:g} m of the target"
 
 
 # ---------------------------------------------------------------- VER-PPO
@@ -109,6 +153,9 @@ def build_ver(cfg: TrainConfig, run_dir: Path) -> Trainer:
 
 
 def check_ver(cfg: TrainConfig) -> str | None:
+    hand_off = check_hand_off(cfg)
+    if hand_off:
+        return hand_off
     try:
         cfg.ver.check_run(cfg.run)
     except ValueError as exc:
@@ -140,6 +187,9 @@ def check_pql(cfg: TrainConfig) -> str | None:
         )
     if cfg.pretrained_weights:
         return "pretrained_weights is supported with --algo ver and distill only: drop it for PQL"
+    hand_off = check_hand_off(cfg)
+    if hand_off:
+        return hand_off
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         return "PQL runs on one machine in one launch: start it without torchrun"
     return None
@@ -147,7 +197,8 @@ def check_pql(cfg: TrainConfig) -> str | None:
 
 def _describe_pql(cfg: TrainConfig) -> str:
     mode = "one process" if cfg.run.serial else "Actor, V- and P-learner processes"
-    return f"PQL ({mode}; {cfg.run.num_envs} envs; --algo ver for VER-PPO)"
+    hand_off = _hand_off_note(cfg)
+    return f"PQL ({mode}; {cfg.run.num_envs} envs{hand_off}; --algo ver for VER-PPO)"
 
 
 def _pql_eta_note() -> str:
@@ -220,7 +271,7 @@ def check_distill(cfg: TrainConfig) -> str | None:
         _teacher(cfg)
     except TeacherError as exc:
         return str(exc)
-    return None
+    return check_hand_off(cfg)
 
 
 def _named(teacher: str, kind: str) -> str:
@@ -263,7 +314,10 @@ TRAINERS: dict[str, TrainerEntry] = {
         updates="updates",
         build=build_ver,
         check=check_ver,
-        describe=lambda cfg: f"VER-PPO (system {cfg.ver.system}; {cfg.run.num_envs} envs per rank)",
+        describe=lambda cfg: (
+            f"VER-PPO (system {cfg.ver.system}; {cfg.run.num_envs} envs per rank"
+            f"{_hand_off_note(cfg)})"
+        ),
         device=_ver_device,
         eta_note=lambda: "the bar shows the measured one",
     ),

@@ -466,12 +466,19 @@ def _check_apart(skill: str, spec: TeacherSpec, where: str) -> str:
     return name
 
 
-def check_fixed_base(skill: str, base_movement: bool, path: str, reach: float) -> str:
-    """The absolute path of `distill.fixed_base_teacher` if it can take a base-moving pick or
-    place over within `reach` m; TeacherError (one line) if not."""
+def check_fixed_base(
+    skill: str,
+    base_movement: bool,
+    path: str,
+    reach: float,
+    name: str = "distill.fixed_base_teacher",
+    reach_name: str = "distill.fixed_base_reach",
+) -> str:
+    """The absolute path of `distill.fixed_base_teacher` (`name`: the option that gave it,
+    e.g. task.hand_off_to) if it can take a base-moving pick or place over within `reach` m;
+    TeacherError (one line) if not."""
     from rearrange.distill.hand_off import HAND_OFF_SKILLS
 
-    name = "distill.fixed_base_teacher"
     if skill not in HAND_OFF_SKILLS:
         raise TeacherError(
             f"{name}: {skill} has no fixed-base hand-off (pick and place do): drop it"
@@ -482,7 +489,7 @@ def check_fixed_base(skill: str, base_movement: bool, path: str, reach: float) -
         )
     if not 0 < reach <= 2:
         raise TeacherError(
-            f"distill.fixed_base_reach={reach:g}: give the hand-off distance in metres in (0, 2], "
+            f"{reach_name}={reach:g}: give the hand-off distance in metres in (0, 2], "
             "e.g. 0.85 (the close spawns' reach)"
         )
     from rearrange.runtime.checkpoint import CheckpointError, SkillCheckpoint

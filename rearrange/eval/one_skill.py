@@ -193,6 +193,11 @@ def end_pose_line(r: SkillEvalResult) -> str | None:
     )
 
 
+TRAINING_ONLY = ("oracle_start_prob", "oracle_start_max_frac", "hand_off_to", "hand_off_reach")
+"""TaskConfig fields only the trainers' env factory applies (`trainers.run_setup`): an
+evaluation's `--set` of one would change nothing."""
+
+
 def task_overrides(items: list[str], skill: str) -> dict:
     """{field: value} from `--set FIELD=VALUE` items (values as Python literals, else text);
     FIELD may name a field of a nested config (`thresholds.nav_dist`), whose value is then
@@ -207,6 +212,11 @@ def task_overrides(items: list[str], skill: str) -> dict:
         top, _, sub = task_field(name).partition(".")
         if not sep or not name:
             raise UsageError(f"--set {item!r}: write FIELD=VALUE, e.g. nav_hold_prob=1.0")
+        if top in TRAINING_ONLY:
+            raise UsageError(
+                f"--set {name}: a training-only option (the trainers' env factory applies it); "
+                "benchmarks/teacher_success.py acts a hand-off teacher as the policy"
+            )
         nested = getattr(default_task_config(skill), top) if top in fields and sub else None
         if (
             top not in fields

@@ -77,6 +77,13 @@ class TaskConfig:
     oracle_start_prob: float = 0.0
     # The longest prefix as a fraction of max_episode_steps, in (0, 1].
     oracle_start_max_frac: float = 1.0
+    # Training a base-moving pick or place as the drive of a hand-off (training only; applied
+    # by the trainers' env factory, distill/hand_off_env.py): once the target stands within
+    # `hand_off_reach` m of the shoulder and 30 degrees of the heading, this fixed-base
+    # checkpoint ('shipped': the skill's shipped one) finishes the episode with the base
+    # still, and the agent's step ends with the rest's discounted return. None = off.
+    hand_off_to: str | None = None
+    hand_off_reach: float = 0.85
     # Apply the skill's deployment grip rule while training (tasks/grip_rules.py,
     # docs/DESIGN.md §4.3): e.g. pick keeps the grip on once holding, place keeps it off once
     # released. A deviation from Habitat 2.0 skill training, which leaves the grip free and
@@ -105,6 +112,10 @@ class TaskConfig:
             self.max_episode_steps = task_step_limit(self.task, self.base_movement)
         if self.max_episode_steps <= 0:
             raise ValueError(f"max_episode_steps must be > 0, got {self.max_episode_steps}")
+        if not 0 < self.hand_off_reach <= 2:
+            raise ValueError(
+                f"hand_off_reach must be in (0, 2] m (e.g. 0.85), got {self.hand_off_reach}"
+            )
         if self.thresholds.place_settle < 0.0:
             raise ValueError(
                 f"thresholds.place_settle must be >= 0 m per step (0: off), got "

@@ -41,6 +41,8 @@ def test_oracle_pick_table_json_and_video(tmp_path, capsys):
         (["nav", "--set", "warp=1"], "--set warp: not a settable TaskConfig field"),
         (["nav", "--set", "thresholds.warp=1"], "--set thresholds.warp: not a settable"),
         (["nav", "--set", "nav_hold_prob"], "write FIELD=VALUE"),
+        (["pick", "--set", "hand_off_to=shipped"], "--set hand_off_to: a training-only option"),
+        (["nav", "--set", "oracle_start_prob=0.5"], "--set oracle_start_prob: a training-only"),
     ],
 )
 def test_bad_input_is_one_line(argv, needle, capsys):
