@@ -83,7 +83,10 @@ def run_setup(cfg: TrainConfig, run_dir: Path, render_device: str | None = None)
 
             gamma = cfg.pql.gamma if cfg.algo == "pql" else cfg.ppo.gamma
             path = _hand_off_path(cfg)
-            factory = HandOffEnvFactory(factory, path, cfg.task.hand_off_reach, gamma)
+            task = cfg.task
+            factory = HandOffEnvFactory(
+                factory, path, task.hand_off_reach, gamma, task.hand_off_approach
+            )
     return RunSetup(env_factory=factory, run_dir=run_dir, config_dict=plain_config(cfg))
 
 

@@ -12,6 +12,13 @@ fridge's side wall, and 8 were drives that stalled 1-1.4 m out (benchmarks/RESUL
 "A fridge-front driver trained with the hand-off"). A drive trained this way is paid for
 where the fixed-base pick succeeds from, and its episodes are as short as the drive.
 
+`approach` > 0 (`task.hand_off_approach`) adds, on a fridge pick's agent steps, that many
+reward units per metre the base comes nearer its stand pose in front of the opening (the
+scripted pick's, `oracle_manip.container_stand`), measured along the map with the open
+doors as obstacles (`planning_navmap`): the way to the front of an open fridge may first
+lead away from the target round its door, which the pick's own reward (the gripper's
+distance to the target) pays against. An episode with no such stand pose gets none.
+
 The continuation is one transition of the agent's: `terminated` (nothing to bootstrap: the
 rest was played), whatever ended the fixed-base part, and its `info` is the episode's last
 step's, with `reward_terms` summed over the steps the agent's step stood for and
@@ -22,15 +29,24 @@ labels. The fixed-base checkpoint acts on its own observation of the sim
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
-from rearrange.distill.hand_off import in_drawer, target_point, within_reach
+from rearrange.distill.hand_off import (
+    in_drawer,
+    in_fridge,
+    pick_receptacle,
+    target_point,
+    within_reach,
+)
 from rearrange.skill_spec import action_layout
 
+APPROACH = "approach"
+"""The reward term of `approach` (absent without it)."""
 HANDED_OFF_STEPS = "handed_off_steps"
 """The info key of the fixed-base part's length on the step that handed off."""
 
@@ -38,18 +54,55 @@ HANDED_OFF_STEPS = "handed_off_steps"
 class HandOffWrapper(gym.Wrapper):
     """A base-moving pick or place env whose agent hands off to `near` (module doc)."""
 
-    def __init__(self, env: gym.Env, near, reach: float, shoulder_x: float, gamma: float):
+    def __init__(
+        self,
+        env: gym.Env,
+        near,
+        reach: float,
+        shoulder_x: float,
+        gamma: float,
+        approach: float = 0.0,
+    ):
         super().__init__(env)
         base = env.unwrapped
         if not base.config.base_movement:
             raise ValueError("task.hand_off_to needs a base-moving env (--base-movement)")
         self.near, self.reach, self.shoulder_x = near, float(reach), float(shoulder_x)
-        self.gamma = float(gamma)
+        self.gamma, self.approach = float(gamma), float(approach)
+        self._stand: tuple[float, float] | None = None  # this episode's shaping goal
+        self._stand_dist = 0.0
         self.moving = action_layout(base.task, True)
         self.fixed = action_layout(base.task, False)
 
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        obs, info = self.env.reset(seed=seed, options=options)
+        self._stand = None
+        if self.approach > 0 and in_fridge(self.env):
+            from rearrange.skills.oracle_manip import container_stand
+
+            base = self.env.unwrapped
+            rec = pick_receptacle(self.env)
+            stand = container_stand(base.sim, target_point(self.env)[:2], rec.furniture)
+            if stand is not None:
+                self._stand = (stand[0], stand[1])
+                self._stand_dist = self._to_stand()
+        return obs, info
+
+    def _to_stand(self) -> float:
+        """m from the base to this episode's stand pose, round the open doors."""
+        sim = self.env.unwrapped.sim
+        x, y, _ = sim.base_pose()
+        d = sim.planning_navmap().geodesic_distance((float(x), float(y)), self._stand)
+        return d if math.isfinite(d) else math.dist((float(x), float(y)), self._stand)
+
     def step(self, action):
         obs, reward, terminated, truncated, info = self.env.step(action)
+        if self._stand is not None:
+            dist = self._to_stand()
+            shaped = self.approach * (self._stand_dist - dist)
+            self._stand_dist = dist
+            reward = float(reward) + shaped
+            info = {**info, "reward_terms": {**info.get("reward_terms", {}), APPROACH: shaped}}
         if terminated or truncated or not self._hands_off():
             return obs, reward, terminated, truncated, info
         terms = dict(info.get("reward_terms", {}))
@@ -93,6 +146,7 @@ class HandOffEnvFactory:
     fixed_base: str
     reach: float
     gamma: float
+    approach: float = 0.0
 
     def __call__(self, index: int) -> gym.Env:
         from rearrange.distill.teacher_labels import CheckpointTeacher, TeacherSpec
@@ -102,7 +156,7 @@ class HandOffEnvFactory:
         skill = env.unwrapped.task
         near = CheckpointTeacher(TeacherSpec(skill, self.fixed_base), False)
         shoulder = PlacementConfig().shoulder_x
-        return HandOffWrapper(env, near, self.reach, shoulder, self.gamma)
+        return HandOffWrapper(env, near, self.reach, shoulder, self.gamma, self.approach)
 
 
-__all__ = ["HANDED_OFF_STEPS", "HandOffEnvFactory", "HandOffWrapper"]
+__all__ = ["APPROACH", "HANDED_OFF_STEPS", "HandOffEnvFactory", "HandOffWrapper"]

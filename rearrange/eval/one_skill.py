@@ -193,7 +193,13 @@ def end_pose_line(r: SkillEvalResult) -> str | None:
     )
 
 
-TRAINING_ONLY = ("oracle_start_prob", "oracle_start_max_frac", "hand_off_to", "hand_off_reach")
+TRAINING_ONLY = (
+    "oracle_start_prob",
+    "oracle_start_max_frac",
+    "hand_off_to",
+    "hand_off_reach",
+    "hand_off_approach",
+)
 """TaskConfig fields only the trainers' env factory applies (`trainers.run_setup`): an
 evaluation's `--set` of one would change nothing."""
 

@@ -84,6 +84,9 @@ class TaskConfig:
     # still, and the agent's step ends with the rest's discounted return. None = off.
     hand_off_to: str | None = None
     hand_off_reach: float = 0.85
+    # With hand_off_to, on fridge picks: reward per metre the base comes nearer the scripted
+    # pick's stand pose in front of the opening, round the open doors (0 = off).
+    hand_off_approach: float = 0.0
     # Apply the skill's deployment grip rule while training (tasks/grip_rules.py,
     # docs/DESIGN.md §4.3): e.g. pick keeps the grip on once holding, place keeps it off once
     # released. A deviation from Habitat 2.0 skill training, which leaves the grip free and
@@ -112,6 +115,8 @@ class TaskConfig:
             self.max_episode_steps = task_step_limit(self.task, self.base_movement)
         if self.max_episode_steps <= 0:
             raise ValueError(f"max_episode_steps must be > 0, got {self.max_episode_steps}")
+        if self.hand_off_approach < 0:
+            raise ValueError(f"hand_off_approach must be >= 0, got {self.hand_off_approach}")
         if not 0 < self.hand_off_reach <= 2:
             raise ValueError(
                 f"hand_off_reach must be in (0, 2] m (e.g. 0.85), got {self.hand_off_reach}"

@@ -13,7 +13,13 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from rearrange.distill.hand_off_env import HANDED_OFF_STEPS, HandOffEnvFactory, HandOffWrapper
+from rearrange.distill.hand_off import pick_receptacle
+from rearrange.distill.hand_off_env import (
+    APPROACH,
+    HANDED_OFF_STEPS,
+    HandOffEnvFactory,
+    HandOffWrapper,
+)
 from rearrange.distill.teacher_labels import CheckpointTeacher, TeacherSpec, teacher_path
 from rearrange.runtime.checkpoint import SkillCheckpoint
 from rearrange.skill_spec import action_layout
@@ -40,13 +46,13 @@ class _Recorder(gym.Wrapper):
         return obs, reward, term, trunc, info
 
 
-def _wrapped(reach: float, **episodes):
+def _wrapped(reach: float, approach: float = 0.0, **episodes):
     cfg = default_task_config("pick", obs_preset="state", num_episodes=2, base_movement=True)
     if episodes:
         cfg = dataclasses.replace(cfg, episodes=dataclasses.replace(cfg.episodes, **episodes))
     recorder = _Recorder(make_env("pick", cfg, "val", 0))
     near = CheckpointTeacher(TeacherSpec("pick", str(teacher_path("pick", False, None))), False)
-    return HandOffWrapper(recorder, near, reach, 0.033, GAMMA), recorder
+    return HandOffWrapper(recorder, near, reach, 0.033, GAMMA, approach), recorder
 
 
 def test_the_step_into_reach_returns_the_fixed_base_rest_as_one_transition():
@@ -88,6 +94,45 @@ def test_steps_out_of_reach_and_drawer_picks_pass_through():
         env.reset(seed=0, options={"episode_index": 0})
         _, _, term, _, info = env.step(np.zeros(MOVING.size, np.float32))
         assert len(rec.rewards) == 1 and not term and HANDED_OFF_STEPS not in info
+    finally:
+        env.close()
+
+
+def test_the_approach_pays_the_way_to_the_fridge_stand_round_the_door():
+    from rearrange.skills.oracle_manip import container_stand
+
+    env, rec = _wrapped(reach=0.05, approach=2.0, fridge_pick_prob=1.0)
+    try:
+        env.reset(seed=0, options={"episode_index": 0})
+        sim = env.unwrapped.sim
+        point = np.asarray(sim.object_pos(env.unwrapped.target.obj_index))
+        shelf = pick_receptacle(env).furniture
+        stand = container_stand(sim, point[:2], shelf)
+        assert stand is not None
+
+        def to_stand():
+            x, y, _ = sim.base_pose()
+            return sim.planning_navmap().geodesic_distance((x, y), stand[:2])
+
+        before = to_stand()
+        action = np.zeros(MOVING.size, np.float32)
+        action[MOVING.base] = (1.0, 0.0)
+        moved = 0.0
+        for _ in range(3):
+            _, reward, _, _, info = env.step(action)
+            after = to_stand()
+            moved += abs(before - after)
+            assert info["reward_terms"][APPROACH] == pytest.approx(2.0 * (before - after))
+            assert reward == pytest.approx(rec.rewards[-1] + 2.0 * (before - after))
+            before = after
+        assert moved > 0.01  # the base drove: the term was paid, not zero
+    finally:
+        env.close()
+    env, rec = _wrapped(reach=0.05, approach=2.0)  # an open receptacle's pick: no approach
+    try:
+        env.reset(seed=0, options={"episode_index": 0})
+        _, reward, _, _, info = env.step(np.zeros(MOVING.size, np.float32))
+        assert APPROACH not in info["reward_terms"] and reward == rec.rewards[-1]
     finally:
         env.close()
 
