@@ -155,8 +155,12 @@ class HandOffTeacher:
         return out
 
     def widen(self, fixed: np.ndarray) -> np.ndarray:
-        """A fixed-base action in the base-moving layout, the base still."""
-        out = np.zeros(self.moving.size, np.float32)
-        out[self.moving.arm] = fixed[self.fixed.arm]
-        out[self.moving.grip] = fixed[self.fixed.grip]
-        return out
+        return widen(fixed, self.fixed, self.moving)
+
+
+def widen(action: np.ndarray, fixed, moving) -> np.ndarray:
+    """An action of the `fixed`-base layout in the base-`moving` one, the base still."""
+    out = np.zeros(moving.size, np.float32)
+    out[moving.arm] = action[fixed.arm]
+    out[moving.grip] = action[fixed.grip]
+    return out

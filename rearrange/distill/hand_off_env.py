@@ -41,6 +41,7 @@ from rearrange.distill.hand_off import (
     in_fridge,
     pick_receptacle,
     target_point,
+    widen,
     within_reach,
 )
 from rearrange.skill_spec import action_layout
@@ -111,7 +112,7 @@ class HandOffWrapper(gym.Wrapper):
         done = False
         while not done:
             executed = np.asarray(self.near.act(self.env, obs, executed), np.float32)
-            obs, r, term, trunc, info = self.env.step(self.widen(executed))
+            obs, r, term, trunc, info = self.env.step(widen(executed, self.fixed, self.moving))
             discount *= self.gamma
             total += discount * float(r)
             steps += 1
@@ -127,13 +128,6 @@ class HandOffWrapper(gym.Wrapper):
             return False
         pose = env.unwrapped.sim.base_pose()
         return within_reach(pose, target_point(env), self.reach, self.shoulder_x)
-
-    def widen(self, fixed: np.ndarray) -> np.ndarray:
-        """A fixed-base action in the base-moving layout, the base still."""
-        out = np.zeros(self.moving.size, np.float32)
-        out[self.moving.arm] = fixed[self.fixed.arm]
-        out[self.moving.grip] = fixed[self.fixed.grip]
-        return out
 
 
 @dataclass
