@@ -146,7 +146,8 @@ def _train(spec: dict, ppo, policy_builder, run_dir: Path, extra: dict):
         )
         return trainer.Trainer(ver, ppo, setup).train()
     pool = {"envs_per_worker": variant["envs_per_worker"]} if "envs_per_worker" in variant else {}
-    ver_keys = {k: variant[k] for k in ("update_threads", "numpy_acting") if k in variant}
+    keys = ("update_threads", "numpy_acting", "min_inference_batch")
+    ver_keys = {k: variant[k] for k in keys if k in variant}
     run = run_module.RunConfig(
         num_envs=spec["num_envs"],
         **pool,
@@ -275,9 +276,13 @@ LEARNER_VARIANTS = {
     "update_threads=2": {"update_threads": 2},
     "update_threads=4": {"update_threads": 4},
     "eager_acting": {"numpy_acting": False},
+    "min_batch=1": {"min_inference_batch": 1},
+    "min_batch=2": {"min_inference_batch": 2},
+    "min_batch=8": {"min_inference_batch": 8},
 }
 """`--learner-variants`: the learner and acting options the GPU issue asks to measure (ours
-only); `eager_acting` is ours with the CPU acting step in torch instead of NumPy."""
+only); `eager_acting` is ours with the CPU acting step in torch instead of NumPy;
+`min_batch=B` acts once B envs wait (`ver.min_inference_batch`; by default N / 1.5, 5 of 8)."""
 
 
 def columns(args) -> dict[str, tuple[Path | None, dict]]:
