@@ -9,8 +9,10 @@ hand-off teacher (`distill.fixed_base_teacher` with `distill.fridge_teacher`); t
 fridge-shelf val picks, 5 of the 14 failures of the best such drive (`pql_bm_fridge_v1`,
 450k) were hand-offs beside the open fridge, where the fixed-base pick's arm then met the
 fridge's side wall, and 8 were drives that stalled 1-1.4 m out (benchmarks/RESULTS.md,
-"A fridge-front driver trained with the hand-off"). A drive trained this way is paid for
+"A fridge drive trained for the hand-off"). A drive trained this way is paid for
 where the fixed-base pick succeeds from, and its episodes are as short as the drive.
+Measured so far (same RESULTS section): the drives trained this way (with and without
+`approach`) traded the bad hand-offs for stalls and stayed below that best drive.
 
 `approach` > 0 (`task.hand_off_approach`) adds, on a fridge pick's agent steps, that many
 reward units per metre the base comes nearer its stand pose in front of the opening (the
