@@ -73,6 +73,7 @@ class HandOffWrapper(gym.Wrapper):
             raise ValueError("task.hand_off_to needs a base-moving env (--base-movement)")
         self.near, self.reach, self.shoulder_x = near, float(reach), float(shoulder_x)
         self.gamma, self.approach = float(gamma), float(approach)
+        self._drawer = False  # this episode's pick is from a drawer (never handed off)
         self._stand: tuple[float, float] | None = None  # this episode's shaping goal
         self._stand_dist = 0.0
         self.moving = action_layout(base.task, True)
@@ -80,6 +81,7 @@ class HandOffWrapper(gym.Wrapper):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         obs, info = self.env.reset(seed=seed, options=options)
+        self._drawer = in_drawer(self.env)
         self._stand = None
         if self.approach > 0 and in_fridge(self.env):
             from rearrange.skills.oracle_manip import container_stand
@@ -126,9 +128,9 @@ class HandOffWrapper(gym.Wrapper):
         return obs, total, True, False, info
 
     def _hands_off(self) -> bool:
-        env = self.env
-        if in_drawer(env):
+        if self._drawer:
             return False
+        env = self.env
         pose = env.unwrapped.sim.base_pose()
         return within_reach(pose, target_point(env), self.reach, self.shoulder_x)
 
