@@ -17,7 +17,10 @@ Two rules, each on while nothing is held (holding, the grip rule keeps the grip 
 - `grip_near=R`: the grip label is open until the gripper is within R of the target's
   surface. Tried first (R = 0.03 m): the wrong picks went, but the student, whose "close"
   now had to fall in a 3 cm shell, hovered at the target with the grip open and timed out
-  three times as often (RESULTS).
+  three times as often (RESULTS). At 0.1 m, with grip_clear at 0.1 m beside it, the shell
+  is wide enough to close in, and most of a student's wrong picks are closes on a neighbour
+  more than 0.1 m short of the target: the shipped base-moving depth pick learned it
+  (`distill_bm_grip1`, RESULTS "The grip labelled open until 10 cm from the target").
 The other dimensions are the teacher's, and the teacher acts on every step, so its
 recurrent state follows the episode.
 """
