@@ -14,7 +14,9 @@ env (val episodes by default: apartments the policy never trained in) with the t
 step limit, and prints a markdown table: success rate with its Wilson 95 % interval, mean
 steps of successful episodes, mean return, and how failed episodes ended (timeout, drop,
 wrong_pick, ...), one row per checkpoint where `--checkpoints` names several (the same
-episodes for each; `--json` then writes a list, one object per checkpoint). Bad input prints
+episodes for each; `--json` then writes a list, one object per checkpoint). For a pick whose
+episodes come from more than one source, a line after the table gives the successes by
+source (open receptacle, fridge shelf, drawer; each episode's `source` in --json). Bad input prints
 one line to stderr and exits with code 2. `--set FIELD=VALUE` sets a TaskConfig field of the
 eval episodes (e.g. the episode generation options nav_near_start_prob, nav_hold_prob).
 """
@@ -33,6 +35,7 @@ from rearrange.eval.one_skill import (
     checkpoint_file,
     end_pose_line,
     evaluate_skill,
+    source_line,
     table_row,
     task_overrides,
 )
@@ -139,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append(result.to_dict())
             seconds += result.seconds
             print(table_row(result), flush=True)
-            ends.append(end_pose_line(result))
+            ends.extend([end_pose_line(result), source_line(result)])
         print("".join(f"\n{line}" for line in ends if line))
         print(f"{seconds:.0f} s")
     except (ValueError, RuntimeError, OSError) as err:

@@ -40,6 +40,7 @@ import gymnasium as gym
 import numpy as np
 
 from rearrange.skill_spec import action_layout
+from rearrange.tasks.pick import pick_source
 
 HAND_OFF_YAW = math.radians(30.0)
 """rad: the target within this bearing of the base's heading (the close spawns' yaw noise)."""
@@ -58,29 +59,14 @@ def target_point(env: gym.Env) -> np.ndarray:
     return np.asarray(base.sim.object_pos(base.target.obj_index), np.float64)
 
 
-def pick_receptacle(env: gym.Env):
-    """The receptacle a pick's target lies on (None: not a pick, or not a layout's)."""
-    base = env.unwrapped
-    if base.task != "pick":
-        return None
-    sim, target = base.sim, base.target
-    name = target.receptacle or sim.episode.objects[target.obj_index].receptacle
-    try:
-        return sim.layout.receptacle(name)
-    except KeyError:
-        return None
-
-
 def in_drawer(env: gym.Env) -> bool:
     """A pick whose target lies in a drawer (its receptacle's container is one)."""
-    rec = pick_receptacle(env)
-    return rec is not None and rec.in_drawer
+    return pick_source(env) == "drawer"
 
 
 def in_fridge(env: gym.Env) -> bool:
     """A pick whose target lies on a fridge shelf."""
-    rec = pick_receptacle(env)
-    return rec is not None and rec.in_fridge
+    return pick_source(env) == "fridge"
 
 
 def within_reach(pose, point, reach: float, shoulder_x: float, yaw: float = HAND_OFF_YAW) -> bool:

@@ -42,12 +42,12 @@ import numpy as np
 from rearrange.distill.hand_off import (
     in_drawer,
     in_fridge,
-    pick_receptacle,
     target_point,
     widen,
     within_reach,
 )
 from rearrange.skill_spec import action_layout
+from rearrange.tasks.pick import pick_receptacle
 
 APPROACH = "approach"
 """The reward term of `approach` (absent without it)."""

@@ -193,6 +193,23 @@ def end_pose_line(r: SkillEvalResult) -> str | None:
     )
 
 
+def source_line(r: SkillEvalResult) -> str | None:
+    """A pick's successes by where its targets lay (open receptacle, fridge shelf, drawer),
+    when the episodes had more than one source (None otherwise): the fridge and drawer picks
+    are the hard ones, and a seed's share of them moves its success rate."""
+    from rearrange.tasks.pick import PICK_SOURCES
+
+    sources = [s for s in PICK_SOURCES if any(e.source == s for e in r.results)]
+    if len(sources) < 2:
+        return None
+    parts = []
+    for s in sources:
+        eps = [e for e in r.results if e.source == s]
+        ok = sum(e.success for e in eps)
+        parts.append(f"{s} {ok}/{len(eps)} ({100 * ok / len(eps):.0f} %)")
+    return f"{r.skill} {r.checkpoint} by source: {', '.join(parts)}"
+
+
 TRAINING_ONLY = (
     "oracle_start_prob",
     "oracle_start_max_frac",

@@ -11,6 +11,7 @@ import numpy as np
 from rearrange.skills.base import Skill
 from rearrange.tasks.force_limit import EXCESSIVE_FORCE
 from rearrange.tasks.nav import goal_pose_error
+from rearrange.tasks.pick import pick_source
 
 # Reward terms that end an episode without success, reported as the failure cause.
 FAILURE_TERMS = ("drop", "wrong_pick", "wrong_grasp")
@@ -28,6 +29,7 @@ class EpisodeResult:
     max_depth: float = 0.0  # deepest robot overlap with static geometry at any step (m)
     goal_dist: float | None = None  # nav goal: the base's distance to the goal point at the end (m)
     goal_yaw_deg: float | None = None  # nav goal: |goal yaw - base yaw| at the end (degrees)
+    source: str = ""  # pick: where the target lay (tasks/pick.py PICK_SOURCES); else ""
 
 
 def failure_cause(end: str, info: dict) -> str:
@@ -51,6 +53,7 @@ def run_skill_episode(
     obs, info = env.reset(options={"episode_index": episode_index})
     base = env.unwrapped
     sim = base.sim
+    source = pick_source(env)
     skill.reset(base.target, sim)
     if on_frame is not None:
         on_frame(env.render())
@@ -83,6 +86,7 @@ def run_skill_episode(
         depth,
         dist,
         yaw_err,
+        source,
     )
 
 

@@ -47,3 +47,29 @@ class PickEnv(SkillEnv):
         self._was_holding = holding
         success = holding and ee_to_rest(self.sim) < self.config.thresholds.ee_rest
         return StepResult(terms, success, failed)
+
+
+def pick_receptacle(env):
+    """The receptacle a pick's target lies on (None: not a pick, or not a layout's)."""
+    base = env.unwrapped
+    if base.task != "pick":
+        return None
+    sim, target = base.sim, base.target
+    name = target.receptacle or sim.episode.objects[target.obj_index].receptacle
+    try:
+        return sim.layout.receptacle(name)
+    except KeyError:
+        return None
+
+
+PICK_SOURCES = ("open", "fridge", "drawer")
+"""Where a pick's target lies (`pick_source`): an open receptacle, the open fridge's shelf, an
+open drawer (the episode options fridge_pick_prob and drawer_pick_prob choose the last two)."""
+
+
+def pick_source(env) -> str:
+    """One of PICK_SOURCES for a pick env's current episode; '' for any other task."""
+    rec = pick_receptacle(env)
+    if rec is None:
+        return ""
+    return "fridge" if rec.in_fridge else "drawer" if rec.in_drawer else "open"

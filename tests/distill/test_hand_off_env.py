@@ -13,7 +13,6 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from rearrange.distill.hand_off import pick_receptacle
 from rearrange.distill.hand_off_env import (
     APPROACH,
     HANDED_OFF_STEPS,
@@ -24,6 +23,7 @@ from rearrange.distill.teacher_labels import CheckpointTeacher, TeacherSpec, tea
 from rearrange.runtime.checkpoint import SkillCheckpoint
 from rearrange.skill_spec import action_layout
 from rearrange.tasks import default_task_config, make_env
+from rearrange.tasks.pick import pick_receptacle
 from rearrange.train_skill import main
 
 MOVING = action_layout("pick", True)

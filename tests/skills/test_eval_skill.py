@@ -205,3 +205,39 @@ def test_nav_eval_records_the_end_pose(tmp_path, capsys):
     assert episode["success"] and episode["goal_dist"] < 0.05  # the follower's 3 cm
     assert episode["goal_yaw_deg"] < 3.0  # ... and 2 degrees
     assert "nav oracle: ended a median 0.0" in capsys.readouterr().out
+
+
+def test_source_line_counts_a_picks_successes_by_where_the_target_lay():
+    from rearrange.eval.one_skill import SkillEvalResult, source_line
+    from rearrange.skills.rollout import EpisodeResult
+
+    r = SkillEvalResult("pick", "learned", True, "p.pt", "val", 0)
+    ok = EpisodeResult("a", True, 50, "success", "", source="open")
+    r.results = [ok, ok, ok, EpisodeResult("b", False, 300, "truncated", "timeout", source="open")]
+    r.results += [EpisodeResult("c", True, 90, "success", "", source="fridge")]
+    r.results += [EpisodeResult("d", False, 300, "truncated", "timeout", source="fridge")] * 2
+    # open 3 of 4, fridge 1 of 3 (33 %), no drawer pick: no drawer entry
+    assert source_line(r) == "pick p.pt by source: open 3/4 (75 %), fridge 1/3 (33 %)"
+    r.results = [ok, ok]  # one source: nothing to split
+    assert source_line(r) is None
+    r.results = [EpisodeResult("n", True, 80, "success", "")] * 2  # not a pick
+    assert source_line(r) is None
+
+
+@pytest.mark.parametrize(
+    "settings,source",
+    [
+        (["fridge_pick_prob=1.0"], "fridge"),
+        (["fridge_pick_prob=0.0", "drawer_pick_prob=1.0"], "drawer"),
+        (["fridge_pick_prob=0.0"], "open"),
+    ],
+)
+def test_pick_eval_records_each_episodes_source(tmp_path, capsys, settings, source):
+    out = tmp_path / "p.json"
+    argv = ["pick", "--skills", "oracle", "--episodes", "2", "--json", str(out)]
+    for setting in settings:
+        argv += ["--set", setting]
+    assert main(argv) == 0
+    episodes = json.loads(out.read_text())["results"]
+    assert [e["source"] for e in episodes] == [source, source]
+    assert "by source" not in capsys.readouterr().out  # one source only
