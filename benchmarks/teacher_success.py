@@ -45,7 +45,7 @@ class TeacherSkill:
 
 def run(args: argparse.Namespace) -> dict:
     from rearrange.distill.teacher_labels import resolve_teacher
-    from rearrange.eval.one_skill import task_overrides
+    from rearrange.eval.one_skill import SkillEvalResult, source_line, task_overrides
     from rearrange.eval.stats import format_rate
     from rearrange.skills.rollout import run_skill_episode
     from rearrange.tasks import default_task_config, make_env
@@ -78,6 +78,10 @@ def run(args: argparse.Namespace) -> dict:
     causes = collections.Counter(r.cause for r in results if not r.success)
     failed = ", ".join(f"{c} {n}" for c, n in causes.most_common()) or "none"
     print(f"{spec.name}: {format_rate(wins, len(results))} of {len(results)} ({failed})")
+    split = SkillEvalResult(args.skill, "teacher", args.base_movement, "teacher", args.split,
+                            args.seed, results)  # fmt: skip
+    if (line := source_line(split)) is not None:
+        print(line)
     if args.verbose:
         for r in results:
             if not r.success:
